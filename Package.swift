@@ -1,0 +1,121 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "Tether",
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16)],
+    products: [
+        .library(name: "TetherCore", targets: ["TetherCore"]),
+        .library(name: "TetherSockets", targets: ["TetherSockets"]),
+        .library(name: "TetherHTTP", targets: ["TetherHTTP"]),
+        .library(name: "TetherReachability", targets: ["TetherReachability"]),
+        .library(name: "TetherStore", targets: ["TetherStore"]),
+        .executable(name: "tether", targets: ["tether"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    ],
+    targets: [
+        .target(
+            name: "TetherCore",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "TetherSockets",
+            dependencies: [
+                "TetherCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "TetherHTTP",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(name: "CTetherNetlink"),
+        .target(
+            name: "TetherReachability",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .target(name: "CTetherNetlink", condition: .when(platforms: [.linux])),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "TetherStore",
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "tether",
+            dependencies: [
+                "TetherCore", "TetherSockets", "TetherHTTP", "TetherReachability", "TetherStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TetherCoreTests",
+            dependencies: ["TetherCore", .product(name: "NIOCore", package: "swift-nio")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TetherSocketsTests",
+            dependencies: [
+                "TetherSockets", "TetherCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TetherHTTPTests",
+            dependencies: [
+                "TetherHTTP",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TetherReachabilityTests",
+            dependencies: ["TetherReachability"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TetherStoreTests",
+            dependencies: ["TetherStore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)
