@@ -80,6 +80,19 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Test tooling (not products): helper processes that tests start in namespaces or kill at random moments.
+        .executableTarget(
+            name: "TetherReachProbe",
+            dependencies: ["TetherReachability"],
+            path: "Tests/Tools/TetherReachProbe",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "TetherStoreCrashWriter",
+            dependencies: ["TetherStore"],
+            path: "Tests/Tools/TetherStoreCrashWriter",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "TetherCoreTests",
             dependencies: ["TetherCore", .product(name: "NIOCore", package: "swift-nio")],
