@@ -95,7 +95,11 @@ let package = Package(
         ),
         .testTarget(
             name: "TetherCoreTests",
-            dependencies: ["TetherCore", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: [
+                "TetherCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
