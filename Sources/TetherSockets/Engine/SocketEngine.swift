@@ -1,0 +1,672 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// Where a queued read's result goes: a delegate callback (by tag) or an awaiting task.
+enum ReadWaiter {
+    /// Delegate face: `didRead` with this tag, written into the caller's buffer when there is one.
+    case delegate(tag: Int, destination: CallerBuffer?)
+    /// Async face: resumed with the bytes, or `nil` for an end of stream that `readAvailable` reports.
+    case task(CheckedContinuation<ByteBuffer?, any Error>)
+}
+
+/// Where a queued write's completion goes.
+enum WriteWaiter {
+    /// Delegate face: `didWrite` with this tag.
+    case delegate(tag: Int)
+    /// Async face: resumed once the bytes are handed to the kernel; `nil` once the task stopped waiting.
+    case task(CheckedContinuation<Void, any Error>?)
+}
+
+/// The caller's `NSMutableData` and offset, carried to the event loop and back.
+final class CallerBuffer {
+    let data: NSMutableData
+    let offset: Int
+    init(data: NSMutableData, offset: Int) {
+        self.data = data
+        self.offset = offset
+    }
+}
+
+// The caller hands its buffer over for the read's lifetime (as the original documents); only the event loop and
+// then the delegate queue touch it, one after the other.
+extension CallerBuffer: @unchecked Sendable {}
+
+/// The current operation of each queue, published for the synchronous progress getters.
+struct ProgressSnapshot: Sendable {
+    var read: AsyncSocket.IOProgress?
+    var write: AsyncSocket.IOProgress?
+}
+
+/// The face a socket engine works for: it receives the engine's events on the event loop.
+protocol SocketEngineOwner: AnyObject {
+    /// The connection is established and the engine is serving its queues.
+    func engineDidActivate(_ engine: SocketEngine)
+    /// A delegate-face read completed.
+    func engine(_ engine: SocketEngine, didRead bytes: ByteBuffer, tag: Int, destination: CallerBuffer?)
+    /// A delegate-face length or separator read made progress without completing.
+    func engine(_ engine: SocketEngine, didReadPartialDataOfLength length: Int, tag: Int)
+    /// A delegate-face write completed.
+    func engine(_ engine: SocketEngine, didWriteDataWithTag tag: Int)
+    /// A delegate-face write made progress without completing.
+    func engine(_ engine: SocketEngine, didWritePartialDataOfLength length: Int, tag: Int)
+    /// A delegate-face read or write timed out: `respond` (on the event loop) with an extension, or ≤ 0 to close.
+    func engine(
+        _ engine: SocketEngine,
+        shouldTimeout kind: SocketEngine.OperationKind,
+        tag: Int,
+        elapsed: TimeAmount,
+        bytesDone: Int,
+        respond: @escaping (TimeAmount) -> Void
+    )
+    /// The peer closed its side and the engine keeps the connection open for writing.
+    func engineReadStreamDidClose(_ engine: SocketEngine)
+    /// The connection ended; called exactly once per engine. `nil` for a local, requested close.
+    func engineDidClose(_ engine: SocketEngine, error: AsyncSocketError?)
+}
+
+/// The one engine under both faces: a channel handler that owns the read queue (available / to length / to
+/// separator), the write queue, their timeouts and progress.
+///
+/// Everything runs on one event loop. Reads complete on the loop and hand their result over once per completed
+/// operation (never per chunk). Bytes are not consumed until a read completes, so a failed read (async face) loses
+/// nothing and a closing error (delegate face) can carry every undelivered byte.
+final class SocketEngine: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    enum OperationKind {
+        case read
+        case write
+    }
+
+    /// How operation-level failures are treated: the original closes the socket, the async face fails the call.
+    struct Policy {
+        var failuresCloseConnection: Bool
+        var autoDisconnectOnClosedReadStream: Bool
+        var reportsProgress: Bool
+
+        static let delegateFace = Policy(
+            failuresCloseConnection: true,
+            autoDisconnectOnClosedReadStream: true,
+            reportsProgress: true
+        )
+        static let asyncFace = Policy(
+            failuresCloseConnection: false,
+            autoDisconnectOnClosedReadStream: false,
+            reportsProgress: false
+        )
+    }
+
+    private struct ReadRequest {
+        let id: UInt64
+        var matcher: ReadMatcher
+        let timeout: TimeAmount?
+        var elapsed: TimeAmount = .zero
+        var reported = 0
+        let waiter: ReadWaiter
+
+        var tag: Int? {
+            if case .delegate(let tag, _) = waiter { return tag }
+            return nil
+        }
+    }
+
+    private struct WriteRequest {
+        let id: UInt64
+        let total: Int
+        var written = 0
+        var pending: ByteBuffer?
+        let timeout: TimeAmount?
+        var elapsed: TimeAmount = .zero
+        var timerArmed = false
+        var waiter: WriteWaiter
+
+        var tag: Int? {
+            if case .delegate(let tag) = waiter { return tag }
+            return nil
+        }
+    }
+
+    private enum State {
+        case waitingForChannel
+        case active
+        case closed
+    }
+
+    /// Writes larger than this are handed to NIO in slices of this size, so that progress can be reported.
+    static let progressSliceSize = 256 * 1024
+
+    let eventLoop: any EventLoop
+    var policy: Policy
+    let progress: NIOLockedValueBox<ProgressSnapshot>
+    private(set) weak var context: ChannelHandlerContext?
+    private var owner: (any SocketEngineOwner)?
+    private var state = State.waitingForChannel
+    private var buffer = ByteBuffer()
+    private var reads = CircularBuffer<ReadRequest>()
+    private var writes = CircularBuffer<WriteRequest>()
+    private var readTimer: Scheduled<Void>?
+    private var writeTimer: Scheduled<Void>?
+    private var readsPausedForTimeoutQuery = false
+    private var inputClosed = false
+    private var readStreamClosureReported = false
+    private var closesAfterReads = false
+    private var closesAfterWrites = false
+    private var inReadLoop = false
+    private var isProcessingReads = false
+    private var flushPending = false
+    private var nextID: UInt64 = 0
+    private var pendingError: AsyncSocketError?
+    /// Set when the connection was never established and is being abandoned; a channel that arrives later closes.
+    var isClosed: Bool { state == .closed }
+
+    init(eventLoop: any EventLoop, owner: any SocketEngineOwner, policy: Policy) {
+        self.eventLoop = eventLoop
+        self.owner = owner
+        self.policy = policy
+        self.progress = NIOLockedValueBox(ProgressSnapshot())
+    }
+
+    // MARK: channel events
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        if state == .closed {
+            context.close(promise: nil)
+        } else if context.channel.isActive {
+            activate(context: context)
+        }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        activate(context: context)
+        context.fireChannelActive()
+    }
+
+    private func activate(context: ChannelHandlerContext) {
+        guard state == .waitingForChannel else { return }
+        state = .active
+        owner?.engineDidActivate(self)
+        guard state == .active else { return }
+        for index in writes.indices {
+            if let bytes = writes[index].pending {
+                writes[index].pending = nil
+                send(bytes, id: writes[index].id)
+            }
+        }
+        startCurrentWrite()
+        processReads()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var incoming = unwrapInboundIn(data)
+        guard state == .active else { return }
+        if buffer.readableBytes == 0 {
+            buffer = incoming
+        } else {
+            if buffer.readerIndex > 0 && buffer.readerIndex >= buffer.capacity / 2 {
+                buffer.discardReadBytes()
+            }
+            buffer.writeBuffer(&incoming)
+        }
+        inReadLoop = true
+        processReads()
+        inReadLoop = false
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if flushPending {
+            flushPending = false
+            context.flush()
+        }
+        requestMoreDataIfNeeded()
+        context.fireChannelReadComplete()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ChannelEvent, event == .inputClosed {
+            inputClosed = true
+            processReads()
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        close(error: AsyncSocketError.wrapping(error, function: "read"))
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if state != .closed {
+            if inputClosed || pendingError != nil {
+                close(error: pendingError ?? .closedByPeer)
+            } else {
+                inputClosed = true
+                processReads()
+                if state != .closed { close(error: .closedByPeer) }
+            }
+        }
+        context.fireChannelInactive()
+    }
+
+    // MARK: operations (event loop only)
+
+    func enqueueRead(_ kind: ReadKind, timeout: TimeAmount?, waiter: ReadWaiter) -> UInt64 {
+        eventLoop.assertInEventLoop()
+        nextID &+= 1
+        guard state != .closed else {
+            if case .task(let continuation) = waiter { continuation.resume(throwing: AsyncSocketError.closedLocally) }
+            return nextID
+        }
+        reads.append(ReadRequest(id: nextID, matcher: ReadMatcher(kind: kind), timeout: timeout, waiter: waiter))
+        if reads.count == 1 { processReads() }
+        return nextID
+    }
+
+    func enqueueWrite(_ bytes: ByteBuffer, timeout: TimeAmount?, waiter: WriteWaiter) -> UInt64 {
+        eventLoop.assertInEventLoop()
+        nextID &+= 1
+        guard state != .closed else {
+            if case .task(let continuation?) = waiter {
+                continuation.resume(throwing: AsyncSocketError.closedLocally)
+            }
+            return nextID
+        }
+        let request = WriteRequest(
+            id: nextID,
+            total: bytes.readableBytes,
+            pending: state == .active ? nil : bytes,
+            timeout: timeout,
+            waiter: waiter
+        )
+        writes.append(request)
+        if state == .active {
+            send(bytes, id: nextID)
+            if writes.count == 1 { startCurrentWrite() }
+        }
+        return nextID
+    }
+
+    /// Async face: the task waiting for read `id` was cancelled. The read leaves the queue, consuming nothing.
+    func cancelRead(id: UInt64, error: any Error) {
+        guard let index = reads.firstIndex(where: { $0.id == id }) else { return }
+        let request = reads.remove(at: index)
+        if index == reads.startIndex {
+            cancelReadTimer()
+        }
+        if case .task(let continuation) = request.waiter { continuation.resume(throwing: error) }
+        if index == reads.startIndex { processReads() }
+    }
+
+    /// Async face: the task waiting for write `id` stopped waiting; the bytes still go out in order.
+    func abandonWrite(id: UInt64, error: any Error) {
+        guard let index = writes.firstIndex(where: { $0.id == id }) else { return }
+        if case .task(let continuation?) = writes[index].waiter {
+            writes[index].waiter = .task(nil)
+            continuation.resume(throwing: error)
+        }
+        if index == writes.startIndex {
+            writeTimer?.cancel()
+            writeTimer = nil
+        }
+    }
+
+    /// The original's `disconnectAfterReading`: close once the read queue drains; pending writes are dropped.
+    func closeAfterReading() {
+        closesAfterReads = true
+        dropWrites()
+        if reads.isEmpty { close(error: nil) }
+    }
+
+    /// The original's `disconnectAfterWriting`: close once the write queue drains; pending reads are dropped.
+    func closeAfterWriting() {
+        closesAfterWrites = true
+        reads.removeAll()
+        cancelReadTimer()
+        publishReadProgress()
+        if writes.isEmpty { close(error: nil) }
+    }
+
+    /// Close once both queues drain.
+    func closeAfterReadingAndWriting() {
+        closesAfterReads = true
+        closesAfterWrites = true
+        if reads.isEmpty && writes.isEmpty { close(error: nil) }
+    }
+
+    /// Sends a FIN; reading goes on.
+    func halfClose(promise: EventLoopPromise<Void>?) {
+        guard let context, state == .active else {
+            promise?.fail(AsyncSocketError.closedLocally)
+            return
+        }
+        context.flush()
+        context.close(mode: .output, promise: promise)
+    }
+
+    /// Ends the connection. Queued operations end with it: delegate-face tags and undelivered bytes ride on the
+    /// error; awaiting tasks are resumed with the error (or `.closed` for a requested close).
+    func close(error: AsyncSocketError?) {
+        guard state != .closed else { return }
+        state = .closed
+        cancelReadTimer()
+        writeTimer?.cancel()
+        writeTimer = nil
+        var reported = error
+        if reported != nil {
+            reported?.pendingReadTags = reads.compactMap(\.tag)
+            reported?.pendingWriteTags = writes.compactMap(\.tag)
+            if buffer.readableBytes > 0 {
+                reported?.unreadData = Data(buffer.readableBytesView)
+            }
+        }
+        let taskError = error ?? AsyncSocketError.closedLocally
+        for request in reads {
+            if case .task(let continuation) = request.waiter { continuation.resume(throwing: taskError) }
+        }
+        for request in writes {
+            if case .task(let continuation?) = request.waiter { continuation.resume(throwing: taskError) }
+        }
+        reads.removeAll()
+        writes.removeAll()
+        buffer = ByteBuffer()
+        progress.withLockedValue { $0 = ProgressSnapshot() }
+        let owner = self.owner
+        self.owner = nil
+        owner?.engineDidClose(self, error: reported)
+        if let context {
+            context.flush()
+            context.close(promise: nil)
+        }
+    }
+
+    // MARK: reading
+
+    private func processReads() {
+        // A delegate called inline (event-loop delivery) may queue reads from inside a completion: the loop below
+        // picks them up, so a nested call has nothing to do (and must not recurse once per buffered frame).
+        guard state == .active, !readsPausedForTimeoutQuery, !isProcessingReads else { return }
+        isProcessingReads = true
+        defer { isProcessingReads = false }
+        while var request = reads.first {
+            let match = request.matcher.match(buffer)
+            switch match {
+            case .complete(let count):
+                cancelReadTimer()
+                let bytes = buffer.readSlice(length: count)!
+                reads.removeFirst()
+                deliver(bytes, to: request.waiter)
+                guard state == .active else { return }
+                if closesAfterReads && reads.isEmpty && (!closesAfterWrites || writes.isEmpty) {
+                    close(error: nil)
+                    return
+                }
+                if inputClosed && policy.autoDisconnectOnClosedReadStream && buffer.readableBytes == 0 {
+                    close(error: .closedByPeer)
+                    return
+                }
+            case .incomplete(let bytesDone):
+                if policy.reportsProgress, bytesDone > request.reported, request.matcher.kind.total > 0
+                    || isSeparator(request.matcher.kind)
+                {
+                    let increment = bytesDone - request.reported
+                    request.reported = bytesDone
+                    if let tag = request.tag { owner?.engine(self, didReadPartialDataOfLength: increment, tag: tag) }
+                    guard state == .active else { return }
+                }
+                reads[reads.startIndex] = request
+                if inputClosed {
+                    if policy.autoDisconnectOnClosedReadStream {
+                        close(error: .closedByPeer)
+                        return
+                    }
+                    if case .task(let continuation) = request.waiter {
+                        reads.removeFirst()
+                        cancelReadTimer()
+                        if case .available = request.matcher.kind, buffer.readableBytes == 0 {
+                            continuation.resume(returning: nil)
+                        } else {
+                            continuation.resume(throwing: AsyncSocketError.closedByPeer)
+                        }
+                        continue
+                    }
+                    reportReadStreamClosure()
+                    armReadTimerIfNeeded()
+                    publishReadProgress()
+                    return
+                }
+                armReadTimerIfNeeded()
+                publishReadProgress()
+                if !inReadLoop { requestMoreDataIfNeeded() }
+                return
+            case .maxedOut:
+                reads[reads.startIndex] = request
+                if policy.failuresCloseConnection {
+                    close(error: .readMaxedOut)
+                    return
+                }
+                reads.removeFirst()
+                cancelReadTimer()
+                if case .task(let continuation) = request.waiter {
+                    continuation.resume(throwing: AsyncSocketError.readMaxedOut)
+                }
+            }
+        }
+        publishReadProgress()
+        if inputClosed {
+            if buffer.readableBytes == 0 {
+                if policy.autoDisconnectOnClosedReadStream {
+                    close(error: .closedByPeer)
+                } else {
+                    reportReadStreamClosure()
+                }
+            }
+        } else if !inReadLoop {
+            requestMoreDataIfNeeded()
+        }
+    }
+
+    private func isSeparator(_ kind: ReadKind) -> Bool {
+        if case .separator = kind { return true }
+        return false
+    }
+
+    private func reportReadStreamClosure() {
+        guard !readStreamClosureReported else { return }
+        readStreamClosureReported = true
+        owner?.engineReadStreamDidClose(self)
+    }
+
+    private func deliver(_ bytes: ByteBuffer, to waiter: ReadWaiter) {
+        switch waiter {
+        case .delegate(let tag, let destination):
+            owner?.engine(self, didRead: bytes, tag: tag, destination: destination)
+        case .task(let continuation):
+            continuation.resume(returning: bytes)
+        }
+    }
+
+    /// Reads from the kernel only when a queued read waits for bytes, or to hold one chunk while idle (so that a
+    /// peer's close is noticed); otherwise the kernel buffer holds the data (back-pressure).
+    private func requestMoreDataIfNeeded() {
+        guard state == .active, !inputClosed, let context else { return }
+        let wantsBytes = !reads.isEmpty && !readsPausedForTimeoutQuery
+        if wantsBytes || buffer.readableBytes == 0 {
+            context.read()
+        }
+    }
+
+    private func armReadTimerIfNeeded() {
+        guard readTimer == nil, let request = reads.first, let timeout = request.timeout else { return }
+        let id = request.id
+        readTimer = eventLoop.assumeIsolated().scheduleTask(in: max(timeout, .zero)) { [self] in
+            readTimerFired(id: id, duration: max(timeout, .zero))
+        }
+    }
+
+    private func cancelReadTimer() {
+        readTimer?.cancel()
+        readTimer = nil
+    }
+
+    private func readTimerFired(id: UInt64, duration: TimeAmount) {
+        readTimer = nil
+        guard state == .active, var request = reads.first, request.id == id else { return }
+        request.elapsed = request.elapsed + duration
+        reads[reads.startIndex] = request
+        switch request.waiter {
+        case .task(let continuation):
+            reads.removeFirst()
+            continuation.resume(throwing: AsyncSocketError.readTimeout)
+            processReads()
+        case .delegate(let tag, _):
+            readsPausedForTimeoutQuery = true
+            let bytesDone = currentBytesDone(request)
+            owner?.engine(self, shouldTimeout: .read, tag: tag, elapsed: request.elapsed, bytesDone: bytesDone) {
+                [self] extensionTime in
+                readsPausedForTimeoutQuery = false
+                guard state == .active, let current = reads.first, current.id == id else { return }
+                if extensionTime > .zero {
+                    readTimer = eventLoop.assumeIsolated().scheduleTask(in: extensionTime) { [self] in
+                        readTimerFired(id: id, duration: extensionTime)
+                    }
+                    processReads()
+                } else {
+                    close(error: .readTimeout)
+                }
+            }
+        }
+    }
+
+    private func currentBytesDone(_ request: ReadRequest) -> Int {
+        var matcher = request.matcher
+        switch matcher.match(buffer) {
+        case .complete(let count): return count
+        case .incomplete(let done): return done
+        case .maxedOut: return buffer.readableBytes
+        }
+    }
+
+    private func publishReadProgress() {
+        guard policy.reportsProgress else { return }
+        let snapshot: AsyncSocket.IOProgress? = reads.first.map { request in
+            let total = request.matcher.kind.total
+            let done = currentBytesDone(request)
+            return AsyncSocket.IOProgress(tag: request.tag ?? 0, bytesDone: done, total: total)
+        }
+        progress.withLockedValue { $0.read = snapshot }
+    }
+
+    // MARK: writing
+
+    private func send(_ bytes: ByteBuffer, id: UInt64) {
+        guard let context else { return }
+        var remaining = bytes
+        let sliceSize = policy.reportsProgress ? Self.progressSliceSize : Int.max
+        repeat {
+            let length = min(remaining.readableBytes, sliceSize)
+            let slice = remaining.readSlice(length: length)!
+            let promise = eventLoop.makePromise(of: Void.self)
+            promise.futureResult.assumeIsolated().whenComplete { [self] result in
+                sliceWritten(id: id, length: length, result: result)
+            }
+            context.write(wrapOutboundOut(slice), promise: promise)
+        } while remaining.readableBytes > 0
+        if inReadLoop {
+            flushPending = true
+        } else if !flushPending {
+            flushPending = true
+            eventLoop.assumeIsolated().execute { [self] in
+                guard flushPending else { return }
+                flushPending = false
+                self.context?.flush()
+            }
+        }
+    }
+
+    private func sliceWritten(id: UInt64, length: Int, result: Result<Void, any Error>) {
+        guard state == .active else { return }
+        guard case .success = result else {
+            if case .failure(let error) = result { close(error: .wrapping(error, function: "write")) }
+            return
+        }
+        guard var request = writes.first, request.id == id else { return }
+        request.written += length
+        if request.written < request.total {
+            writes[writes.startIndex] = request
+            if let tag = request.tag { owner?.engine(self, didWritePartialDataOfLength: length, tag: tag) }
+            publishWriteProgress()
+            return
+        }
+        writes.removeFirst()
+        writeTimer?.cancel()
+        writeTimer = nil
+        switch request.waiter {
+        case .delegate(let tag): owner?.engine(self, didWriteDataWithTag: tag)
+        case .task(let continuation): continuation?.resume()
+        }
+        guard state == .active else { return }
+        if closesAfterWrites && writes.isEmpty && (!closesAfterReads || reads.isEmpty) {
+            close(error: nil)
+            return
+        }
+        startCurrentWrite()
+    }
+
+    private func startCurrentWrite() {
+        publishWriteProgress()
+        guard state == .active, writeTimer == nil, var request = writes.first, !request.timerArmed,
+            let timeout = request.timeout
+        else { return }
+        request.timerArmed = true
+        writes[writes.startIndex] = request
+        armWriteTimer(id: request.id, after: max(timeout, .zero))
+    }
+
+    private func armWriteTimer(id: UInt64, after duration: TimeAmount) {
+        writeTimer = eventLoop.assumeIsolated().scheduleTask(in: duration) { [self] in
+            writeTimerFired(id: id, duration: duration)
+        }
+    }
+
+    private func writeTimerFired(id: UInt64, duration: TimeAmount) {
+        writeTimer = nil
+        guard state == .active, var request = writes.first, request.id == id else { return }
+        request.elapsed = request.elapsed + duration
+        writes[writes.startIndex] = request
+        switch request.waiter {
+        case .task(let continuation):
+            writes[writes.startIndex].waiter = .task(nil)
+            continuation?.resume(throwing: AsyncSocketError.writeTimeout)
+        case .delegate(let tag):
+            owner?.engine(self, shouldTimeout: .write, tag: tag, elapsed: request.elapsed, bytesDone: request.written)
+            { [self] extensionTime in
+                guard state == .active, let current = writes.first, current.id == id else { return }
+                if extensionTime > .zero {
+                    armWriteTimer(id: id, after: extensionTime)
+                } else {
+                    close(error: .writeTimeout)
+                }
+            }
+        }
+    }
+
+    private func dropWrites() {
+        writes.removeAll()
+        writeTimer?.cancel()
+        writeTimer = nil
+        publishWriteProgress()
+    }
+
+    private func publishWriteProgress() {
+        guard policy.reportsProgress else { return }
+        let snapshot = writes.first.map { request in
+            AsyncSocket.IOProgress(tag: request.tag ?? 0, bytesDone: request.written, total: request.total)
+        }
+        progress.withLockedValue { $0.write = snapshot }
+    }
+}
+
+@available(*, unavailable)
+extension SocketEngine: Sendable {}

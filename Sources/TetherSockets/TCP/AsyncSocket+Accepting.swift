@@ -1,0 +1,205 @@
+public import Foundation
+import NIOCore
+import NIOPosix
+
+#if canImport(Glibc)
+import CNIOLinux
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension AsyncSocket {
+    // MARK: accepting
+
+    /// Listens on `port` on every interface (IPv4 and IPv6 as enabled); 0 picks a free port (see ``localPort``).
+    /// - Throws: `.badConfig` (no delegate, already started, both families off) or a POSIX error from binding.
+    public func accept(onPort port: UInt16) throws {
+        try accept(onInterface: nil, port: port)
+    }
+
+    /// Listens on `port` of one interface (`"lo"`, `"127.0.0.1"`, `"localhost"`, …; nil = every interface).
+    ///
+    /// With both families enabled there is one IPv4 and one IPv6 (`IPV6_V6ONLY`) socket on the same port. Accepted
+    /// sockets are connected at once, inherit the delegate, delegate queue and callback delivery (nothing else),
+    /// and are handed over through `socket(_:didAcceptNewSocket:)`.
+    public func accept(onInterface interface: String?, port: UInt16) throws {
+        let configuration: Configuration = try state.withLock { s in
+            try checkStartable(s)
+            return s.configuration
+        }
+        let resolved =
+            try InterfaceResolver.resolve(interface, defaultPort: Int(port))
+            ?? InterfaceResolver.Resolved(
+                ipv4: try? SocketAddress(ipAddress: "0.0.0.0", port: Int(port)),
+                ipv6: try? SocketAddress(ipAddress: "::", port: Int(port)),
+                port: Int(port),
+                fixesPort: false
+            )
+        var targets: [SocketAddress] = []
+        if configuration.isIPv4Enabled, let v4 = resolved.ipv4 { targets.append(v4) }
+        if configuration.isIPv6Enabled, let v6 = resolved.ipv6 { targets.append(v6) }
+        guard !targets.isEmpty else {
+            throw AsyncSocketError.badParam("The interface has no address of an enabled family")
+        }
+        var descriptors: [(Int32, SocketAddress)] = []
+        do {
+            var chosenPort = Int(port)
+            for var target in targets {
+                if chosenPort != 0 && target.port != chosenPort {
+                    target.port = chosenPort
+                }
+                let fd = try ListeningSocket.open(target)
+                descriptors.append((fd, try SocketAddress(localAddressOf: fd)))
+                chosenPort = descriptors.last!.1.port ?? chosenPort
+            }
+        } catch {
+            for (fd, _) in descriptors { _ = close(fd) }
+            throw error
+        }
+        try startListening(descriptors: descriptors, path: nil)
+    }
+
+    /// Listens on a unix-domain socket at `url`'s path; a file already there is removed first.
+    public func accept(on url: URL) throws {
+        try state.withLock { s in try checkStartable(s) }
+        let path = url.path
+        guard !path.isEmpty else { throw AsyncSocketError.badParam("Invalid unix domain socket url.") }
+        if FileManager.default.fileExists(atPath: path) {
+            do {
+                try FileManager.default.removeItem(atPath: path)
+            } catch {
+                throw AsyncSocketError(
+                    code: .other,
+                    message: "Could not remove previous unix domain socket at given url.",
+                    underlying: error
+                )
+            }
+        }
+        let address: SocketAddress
+        do {
+            address = try SocketAddress(unixDomainSocketPath: path)
+        } catch {
+            throw AsyncSocketError.badParam("Invalid unix domain socket url.")
+        }
+        let fd = try ListeningSocket.open(address)
+        try startListening(descriptors: [(fd, address)], path: path)
+    }
+
+    private func startListening(descriptors: [(Int32, SocketAddress)], path: String?) throws {
+        let started: (UInt64, CallbackDelivery)? = try state.withLock { s in
+            do {
+                try checkStartable(s)
+            } catch {
+                for (fd, _) in descriptors { _ = close(fd) }
+                throw error
+            }
+            let life = s.lifecycle.startListening()
+            s.delivery = s.configuration.callbackDelivery
+            s.listenerAddresses = descriptors.map(\.1)
+            s.listenerPath = path
+            return (life, s.delivery)
+        }
+        guard let (life, _) = started else { return }
+        let group = eventLoopGroup
+        for (fd, _) in descriptors {
+            ServerBootstrap(group: group)
+                .serverChannelOption(.backlog, value: 1024)
+                .childChannelOption(.autoRead, value: false)
+                .childChannelOption(.allowRemoteHalfClosure, value: true)
+                .childChannelInitializer { [self] channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try adoptAccepted(channel, listenerLife: life)
+                    }
+                }
+                .withBoundSocket(fd)
+                .whenComplete { [self] result in
+                    switch result {
+                    case .success(let listener):
+                        let keep = state.withLock { s in
+                            guard s.lifecycle.isCurrent(life: life) else { return false }
+                            s.listeners.append(listener)
+                            return true
+                        }
+                        if !keep { listener.close(promise: nil) }
+                    case .failure(let error):
+                        lifeEnded(life, error: .wrapping(error, function: "listen"))
+                    }
+                }
+        }
+    }
+
+    /// On the child's loop: wraps an accepted channel in a new socket and tells the listener's delegate.
+    private func adoptAccepted(_ channel: any Channel, listenerLife: UInt64) throws {
+        let inherited: ((any AsyncSocketDelegate)?, DispatchQueue?, CallbackDelivery)? = state.withLock { s in
+            guard s.lifecycle.isCurrent(life: listenerLife) else { return nil }
+            return (s.delegate, s.delegateQueue, s.delivery)
+        }
+        guard let (delegate, queue, delivery) = inherited else {
+            throw ChannelError.ioOnClosedChannel
+        }
+        let child = AsyncSocket(delegate: delegate, delegateQueue: queue, eventLoopGroup: eventLoopGroup, logger: logger)
+        let adapter = child.state.withLock { s -> EngineAdapter in
+            s.configuration.callbackDelivery = delivery
+            let life = s.lifecycle.startConnected()
+            s.delivery = delivery
+            s.channel = channel
+            s.remoteAddress = channel.remoteAddress
+            s.localAddress = channel.localAddress
+            return child.makeEngine(&s, life: life, loop: channel.eventLoop, reportsConnect: false)
+        }
+        deliver(life: listenerLife) { sock, delegate in delegate.socket(sock, didAcceptNewSocket: child) }
+        guard let engine = adapter.engineBox else { return }
+        try channel.pipeline.syncOperations.addHandler(engine)
+    }
+}
+
+/// Listening sockets made with plain system calls, so that bind errors throw synchronously and a listener accepts
+/// connections as soon as `accept` returns.
+enum ListeningSocket {
+    static func open(_ address: SocketAddress) throws -> Int32 {
+        let family: Int32
+        switch address.protocol {
+        case .inet: family = AF_INET
+        case .inet6: family = AF_INET6
+        default: family = AF_UNIX
+        }
+        #if canImport(Glibc) || canImport(Musl)
+        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        #else
+        let fd = socket(family, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { throw AsyncSocketError.posix(errno, function: "socket") }
+        var one: Int32 = 1
+        if family != AF_UNIX {
+            guard setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
+                let error = AsyncSocketError.posix(errno, function: "setsockopt")
+                _ = close(fd)
+                throw error
+            }
+        }
+        if family == AF_INET6 {
+            // Linux binds IPv6 wildcards dual-stack; the original's separate IPv4 socket needs IPv6-only here.
+            guard setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size)) == 0
+            else {
+                let error = AsyncSocketError.posix(errno, function: "setsockopt")
+                _ = close(fd)
+                throw error
+            }
+        }
+        let bound = address.withSockAddr { pointer, length in bind(fd, pointer, socklen_t(length)) }
+        guard bound == 0 else {
+            let error = AsyncSocketError.posix(errno, function: "bind")
+            _ = close(fd)
+            throw error
+        }
+        guard listen(fd, 1024) == 0 else {
+            let error = AsyncSocketError.posix(errno, function: "listen")
+            _ = close(fd)
+            throw error
+        }
+        return fd
+    }
+}

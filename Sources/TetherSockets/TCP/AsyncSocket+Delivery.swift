@@ -1,0 +1,221 @@
+import Dispatch
+import Foundation
+import NIOCore
+
+/// Connects one life of an ``AsyncSocket`` to its engine: receives the engine's events on the event loop and turns
+/// them into delegate callbacks. The engine holds it until the connection closes, and it holds the socket: that is
+/// the engine-retained lifetime.
+final class EngineAdapter: SocketEngineOwner {
+    let socket: AsyncSocket
+    let life: UInt64
+    /// Only the connecting side reports `didConnect`; accepted sockets never do.
+    let reportsConnect: Bool
+    private(set) var engineBox: SocketEngine?
+    var connector: TCPConnector?
+    let eventLoop: any EventLoop
+
+    init(socket: AsyncSocket, life: UInt64, eventLoop: any EventLoop, reportsConnect: Bool) {
+        self.socket = socket
+        self.life = life
+        self.eventLoop = eventLoop
+        self.reportsConnect = reportsConnect
+    }
+
+    func attach(_ engine: SocketEngine) {
+        engineBox = engine
+    }
+
+    /// Runs `body` with the engine on its event loop (inline when already there).
+    func withEngine(_ body: @escaping (SocketEngine) -> Void) {
+        if eventLoop.inEventLoop {
+            if let engine = engineBox { body(engine) }
+        } else {
+            let transfer = UncheckedSendable((self, body))
+            eventLoop.execute {
+                let (adapter, body) = transfer.value
+                if let engine = adapter.engineBox { body(engine) }
+            }
+        }
+    }
+
+    func engineDidActivate(_ engine: SocketEngine) {
+        let channel = engine.context?.channel
+        let url: URL? = socket.state.withLock { s in
+            guard s.lifecycle.isCurrent(life: life) else { return nil }
+            if let channel {
+                s.channel = channel
+                s.remoteAddress = channel.remoteAddress
+                s.localAddress = channel.localAddress
+            }
+            _ = s.lifecycle.connectionEstablished(life: life)
+            return s.connectedURL
+        }
+        guard reportsConnect else { return }
+        if let url {
+            socket.deliver(life: life) { sock, delegate in delegate.socket(sock, didConnectTo: url) }
+        } else if let remote = channel?.remoteAddress {
+            let host = remote.numericHost ?? ""
+            let port = UInt16(remote.port ?? 0)
+            socket.deliver(life: life) { sock, delegate in delegate.socket(sock, didConnectToHost: host, port: port) }
+        }
+    }
+
+    func engine(_ engine: SocketEngine, didRead bytes: ByteBuffer, tag: Int, destination: CallerBuffer?) {
+        socket.deliver(life: life) { sock, delegate in
+            let data: Data
+            if let destination {
+                data = destination.store(bytes)
+            } else {
+                data = Data(bytes.readableBytesView)
+            }
+            delegate.socket(sock, didRead: data, withTag: tag)
+        }
+    }
+
+    func engine(_ engine: SocketEngine, didReadPartialDataOfLength length: Int, tag: Int) {
+        socket.deliver(life: life) { sock, delegate in
+            delegate.socket(sock, didReadPartialDataOfLength: UInt(length), tag: tag)
+        }
+    }
+
+    func engine(_ engine: SocketEngine, didWriteDataWithTag tag: Int) {
+        socket.deliver(life: life) { sock, delegate in delegate.socket(sock, didWriteDataWithTag: tag) }
+    }
+
+    func engine(_ engine: SocketEngine, didWritePartialDataOfLength length: Int, tag: Int) {
+        socket.deliver(life: life) { sock, delegate in
+            delegate.socket(sock, didWritePartialDataOfLength: UInt(length), tag: tag)
+        }
+    }
+
+    func engine(
+        _ engine: SocketEngine,
+        shouldTimeout kind: SocketEngine.OperationKind,
+        tag: Int,
+        elapsed: TimeAmount,
+        bytesDone: Int,
+        respond: @escaping (TimeAmount) -> Void
+    ) {
+        let seconds = Double(elapsed.nanoseconds) / 1e9
+        let loop = eventLoop
+        let reply = UncheckedSendable(respond)
+        let asked = socket.deliver(life: life) { sock, delegate in
+            let answer: TimeInterval
+            switch kind {
+            case .read:
+                answer = delegate.socket(sock, shouldTimeoutReadWithTag: tag, elapsed: seconds, bytesDone: UInt(bytesDone))
+            case .write:
+                answer = delegate.socket(sock, shouldTimeoutWriteWithTag: tag, elapsed: seconds, bytesDone: UInt(bytesDone))
+            }
+            let extensionTime = answer > 0 ? TimeAmount.nanoseconds(Int64(answer * 1e9)) : .zero
+            if loop.inEventLoop {
+                reply.value(extensionTime)
+            } else {
+                loop.execute { reply.value(extensionTime) }
+            }
+        }
+        if !asked { respond(.zero) }
+    }
+
+    func engineReadStreamDidClose(_ engine: SocketEngine) {
+        socket.deliver(life: life) { sock, delegate in delegate.socketDidCloseReadStream(sock) }
+    }
+
+    func engineDidClose(_ engine: SocketEngine, error: AsyncSocketError?) {
+        connector?.cancel(with: error ?? .closedLocally)
+        connector = nil
+        socket.lifeEnded(life, error: error)
+        engineBox = nil
+    }
+}
+
+@available(*, unavailable)
+extension EngineAdapter: Sendable {}
+
+extension CallerBuffer {
+    /// Writes `bytes` at the offset (growing the buffer as needed) and returns a copy of that region.
+    func store(_ bytes: ByteBuffer) -> Data {
+        let count = bytes.readableBytes
+        if data.length < offset + count {
+            data.length = offset + count
+        }
+        bytes.withUnsafeReadableBytes { raw in
+            if let base = raw.baseAddress {
+                data.replaceBytes(in: NSRange(location: offset, length: count), withBytes: base)
+            }
+        }
+        return Data(bytes: data.bytes + offset, count: count)
+    }
+}
+
+extension AsyncSocket {
+    /// Hands a callback to the delegate of life `life`: dispatched onto the delegate queue under the state lock (so
+    /// that callbacks keep the order in which they were produced, and none follows `socketDidDisconnect`), or run
+    /// inline in event-loop delivery. Returns false when nobody was there to call.
+    @discardableResult
+    func deliver(life: UInt64, _ callback: @escaping (AsyncSocket, any AsyncSocketDelegate) -> Void) -> Bool {
+        let (delivered, inline): (Bool, (any AsyncSocketDelegate)?) = state.withLock { s in
+            guard s.lifecycle.isCurrent(life: life), let delegate = s.delegate else { return (false, nil) }
+            switch s.delivery {
+            case .delegateQueue:
+                guard let queue = s.delegateQueue else { return (false, nil) }
+                let transfer = UncheckedSendable((self, delegate, callback))
+                queue.async {
+                    let (sock, delegate, callback) = transfer.value
+                    callback(sock, delegate)
+                }
+                return (true, nil)
+            case .eventLoop:
+                return (true, delegate)
+            }
+        }
+        if let inline { callback(self, inline) }
+        return delivered
+    }
+
+    /// Ends life `life` with `error`: exactly one `socketDidDisconnect` per life.
+    func lifeEnded(_ life: UInt64, error: AsyncSocketError?) {
+        let listeners: [any Channel] = state.withLock { s in
+            guard s.lifecycle.ended(life: life) else { return [] }
+            enqueueDisconnectCallback(&s, error: error)
+            return clearLife(&s)
+        }
+        for listener in listeners { listener.close(promise: nil) }
+    }
+
+    /// Under the lock: queues `socketDidDisconnect` after every callback queued so far.
+    func enqueueDisconnectCallback(_ s: inout State, error: AsyncSocketError?) {
+        guard let delegate = s.delegate else { return }
+        let transfer = UncheckedSendable((self, delegate, error))
+        switch s.delivery {
+        case .delegateQueue:
+            guard let queue = s.delegateQueue else { return }
+            queue.async {
+                let (sock, delegate, error) = transfer.value
+                delegate.socketDidDisconnect(sock, withError: error)
+            }
+        case .eventLoop:
+            let loop = s.channel?.eventLoop ?? s.adapter?.eventLoop ?? s.listeners.first?.eventLoop
+                ?? eventLoopGroup.next()
+            loop.execute {
+                let (sock, delegate, error) = transfer.value
+                delegate.socketDidDisconnect(sock, withError: error)
+            }
+        }
+    }
+
+    /// Under the lock: forgets the runtime state of the life that ended (configuration stays).
+    func clearLife(_ s: inout State) -> [any Channel] {
+        let listeners = s.listeners
+        s.adapter = nil
+        s.channel = nil
+        s.remoteAddress = nil
+        s.localAddress = nil
+        s.connectedURL = nil
+        s.listeners = []
+        s.listenerAddresses = []
+        s.listenerPath = nil
+        s.isSecure = false
+        return listeners
+    }
+}

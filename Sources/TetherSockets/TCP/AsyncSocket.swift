@@ -1,0 +1,297 @@
+public import Dispatch
+public import Foundation
+public import Logging
+import NIOConcurrencyHelpers
+public import NIOCore
+public import NIOPosix
+
+/// A TCP socket with CocoaAsyncSocket's `GCDAsyncSocket` interface: queued reads and writes with tags, timeouts a
+/// delegate can extend, progress, and callbacks on a delegate queue.
+///
+/// Every call returns at once; results arrive as ``AsyncSocketDelegate`` callbacks, in order. Reads and writes
+/// queue in FIFO order (independently of each other) and run on one SwiftNIO event loop, the same engine that
+/// serves the async face (``TCPConnection``).
+///
+/// ```swift
+/// final class Client: AsyncSocketDelegate {
+///     let socket = AsyncSocket()
+///     func start() throws {
+///         socket.setDelegate(self, delegateQueue: .main)
+///         try socket.connect(toHost: "127.0.0.1", onPort: 7, withTimeout: 5)
+///         socket.write(Data("hello\r\n".utf8), withTimeout: 5, tag: 1)
+///         socket.readData(to: AsyncSocket.crlfData(), withTimeout: 5, tag: 2)
+///     }
+///     func socket(_ sock: AsyncSocket, didRead data: Data, withTag tag: Int) { print(data) }
+/// }
+/// ```
+///
+/// Differences from the original (Δ): a started socket is retained by the engine until it closes (call
+/// ``disconnect()``); a closing error carries the undelivered bytes and the dropped tags; `callbackDelivery` can
+/// skip the thread hop. The socket is `Sendable`: every member may be called from any thread.
+public final class AsyncSocket: Sendable {
+    /// Where delegate callbacks run.
+    public enum CallbackDelivery: Sendable, Hashable {
+        /// The original: every callback is dispatched asynchronously onto `delegateQueue`.
+        case delegateQueue
+        /// No hop: callbacks run on the socket's event loop, in order. They must not block.
+        case eventLoop
+    }
+
+    /// A snapshot of the current read or write.
+    public struct IOProgress: Sendable, Hashable {
+        /// The operation's tag.
+        public var tag: Int
+        /// Bytes read or written so far by the operation.
+        public var bytesDone: Int
+        /// The operation's length: a write's size, a length read's length, 0 for other reads.
+        public var total: Int
+        /// `bytesDone / total`, or 1.0 when `total` is 0.
+        public var fractionCompleted: Double
+
+        init(tag: Int, bytesDone: Int, total: Int) {
+            self.tag = tag
+            self.bytesDone = bytesDone
+            self.total = total
+            self.fractionCompleted = total == 0 ? 1.0 : Double(bytesDone) / Double(total)
+        }
+    }
+
+    struct Configuration {
+        var isIPv4Enabled = true
+        var isIPv6Enabled = true
+        var isIPv4PreferredOverIPv6 = true
+        var alternateAddressDelay: TimeInterval = 0.3
+        var autoDisconnectOnClosedReadStream = true
+        var callbackDelivery = CallbackDelivery.delegateQueue
+    }
+
+    struct State {
+        weak var delegate: (any AsyncSocketDelegate)?
+        var delegateQueue: DispatchQueue?
+        var configuration = Configuration()
+        var userData: (any Sendable)?
+        var lifecycle = SocketLifecycle()
+        /// The delivery mode of the current life (fixed when it starts).
+        var delivery = CallbackDelivery.delegateQueue
+        var adapter: EngineAdapter?
+        var channel: (any Channel)?
+        var remoteAddress: SocketAddress?
+        var localAddress: SocketAddress?
+        var connectedURL: URL?
+        var listeners: [any Channel] = []
+        var listenerAddresses: [SocketAddress] = []
+        var listenerPath: String?
+        var isSecure = false
+        var progress: NIOLockedValueBox<ProgressSnapshot>?
+    }
+
+    let state: LockedState<State>
+    let eventLoopGroup: any EventLoopGroup
+    let logger: Logger?
+
+    // MARK: init
+
+    /// Creates a socket.
+    /// - Parameters:
+    ///   - delegate: receives the callbacks; held weakly. Must be set before connecting or accepting.
+    ///   - delegateQueue: where callbacks run (in `.delegateQueue` delivery).
+    ///   - eventLoopGroup: the engine's event loops; the shared singleton by default.
+    ///   - logger: where to log at debug/trace level; nothing is logged without one.
+    public init(
+        delegate: (any AsyncSocketDelegate)? = nil,
+        delegateQueue: DispatchQueue? = nil,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger? = nil
+    ) {
+        var initial = State()
+        initial.delegate = delegate
+        initial.delegateQueue = delegateQueue
+        self.state = LockedState(initial)
+        self.eventLoopGroup = eventLoopGroup
+        self.logger = logger
+    }
+
+    // MARK: configuration
+
+    /// The delegate, held weakly.
+    public var delegate: (any AsyncSocketDelegate)? {
+        get { state.withLock { $0.delegate } }
+        set { state.withLock { $0.delegate = newValue } }
+    }
+
+    /// The queue callbacks are dispatched on.
+    public var delegateQueue: DispatchQueue? {
+        get { state.withLock { $0.delegateQueue } }
+        set { state.withLock { $0.delegateQueue = newValue } }
+    }
+
+    /// Sets the delegate and its queue together.
+    public func setDelegate(_ delegate: (any AsyncSocketDelegate)?, delegateQueue: DispatchQueue?) {
+        state.withLock {
+            $0.delegate = delegate
+            $0.delegateQueue = delegateQueue
+        }
+    }
+
+    /// Sets the delegate; takes effect before it returns (as every setter here).
+    public func synchronouslySetDelegate(_ delegate: (any AsyncSocketDelegate)?) {
+        self.delegate = delegate
+    }
+
+    /// Sets the delegate queue; takes effect before it returns.
+    public func synchronouslySetDelegateQueue(_ delegateQueue: DispatchQueue?) {
+        self.delegateQueue = delegateQueue
+    }
+
+    /// Sets the delegate and its queue; takes effect before it returns.
+    public func synchronouslySetDelegate(_ delegate: (any AsyncSocketDelegate)?, delegateQueue: DispatchQueue?) {
+        setDelegate(delegate, delegateQueue: delegateQueue)
+    }
+
+    /// Whether IPv4 may be used. Default true.
+    public var isIPv4Enabled: Bool {
+        get { state.withLock { $0.configuration.isIPv4Enabled } }
+        set { state.withLock { $0.configuration.isIPv4Enabled = newValue } }
+    }
+
+    /// Whether IPv6 may be used. Default true.
+    public var isIPv6Enabled: Bool {
+        get { state.withLock { $0.configuration.isIPv6Enabled } }
+        set { state.withLock { $0.configuration.isIPv6Enabled = newValue } }
+    }
+
+    /// Which family is tried first when a name has both. Default true.
+    public var isIPv4PreferredOverIPv6: Bool {
+        get { state.withLock { $0.configuration.isIPv4PreferredOverIPv6 } }
+        set { state.withLock { $0.configuration.isIPv4PreferredOverIPv6 = newValue } }
+    }
+
+    /// Seconds to wait before trying the other family when connecting by name. Default 0.3.
+    public var alternateAddressDelay: TimeInterval {
+        get { state.withLock { $0.configuration.alternateAddressDelay } }
+        set { state.withLock { $0.configuration.alternateAddressDelay = newValue } }
+    }
+
+    /// Whether a peer's close ends the socket (true, default) or only its read side (false: writes go on and
+    /// ``AsyncSocketDelegate/socketDidCloseReadStream(_:)`` is called once).
+    public var autoDisconnectOnClosedReadStream: Bool {
+        get { state.withLock { $0.configuration.autoDisconnectOnClosedReadStream } }
+        set { state.withLock { $0.configuration.autoDisconnectOnClosedReadStream = newValue } }
+    }
+
+    /// Any value of yours; never used by the socket.
+    public var userData: (any Sendable)? {
+        get { state.withLock { $0.userData } }
+        set { state.withLock { $0.userData = newValue } }
+    }
+
+    /// Where callbacks run; set before connecting or accepting. Accepted sockets inherit it.
+    public var callbackDelivery: CallbackDelivery {
+        get { state.withLock { $0.configuration.callbackDelivery } }
+        set { state.withLock { $0.configuration.callbackDelivery = newValue } }
+    }
+
+    // MARK: diagnostics
+
+    /// True when the socket is not started (never connected or accepting, or closed).
+    public var isDisconnected: Bool { state.withLock { $0.lifecycle.isDisconnected } }
+
+    /// True while the TCP connection is established; false for a listening socket.
+    public var isConnected: Bool { state.withLock { $0.lifecycle.isConnected } }
+
+    /// The peer's numeric IP, without brackets and never `::ffff:`-mapped; nil when not connected.
+    public var connectedHost: String? {
+        state.withLock { $0.lifecycle.isConnected ? $0.remoteAddress?.numericHost : nil }
+    }
+
+    /// The peer's port; 0 when not connected.
+    public var connectedPort: UInt16 {
+        state.withLock { $0.lifecycle.isConnected ? UInt16($0.remoteAddress?.port ?? 0) : 0 }
+    }
+
+    /// The peer's path for a unix-domain connection.
+    public var connectedUrl: URL? {
+        state.withLock { $0.lifecycle.isConnected ? $0.connectedURL : nil }
+    }
+
+    /// The local numeric IP (of the first listening socket for a listener).
+    public var localHost: String? {
+        state.withLock { ($0.localAddress ?? $0.listenerAddresses.first)?.numericHost }
+    }
+
+    /// The local port; for a listener, the port it listens on (the real one after `accept(onPort: 0)`).
+    public var localPort: UInt16 {
+        state.withLock { UInt16(($0.localAddress ?? $0.listenerAddresses.first)?.port ?? 0) }
+    }
+
+    /// The peer's `sockaddr` bytes.
+    public var connectedAddress: Data? {
+        state.withLock { $0.lifecycle.isConnected ? $0.remoteAddress?.sockaddrData : nil }
+    }
+
+    /// The local `sockaddr` bytes.
+    public var localAddress: Data? {
+        state.withLock { ($0.localAddress ?? $0.listenerAddresses.first)?.sockaddrData }
+    }
+
+    /// Whether an IPv4 socket is in use (both may be true for a listener).
+    public var isIPv4: Bool {
+        state.withLock { s in
+            if let address = s.remoteAddress ?? s.localAddress, !s.lifecycle.isDisconnected {
+                return address.protocol == .inet
+            }
+            return s.listenerAddresses.contains { $0.protocol == .inet }
+        }
+    }
+
+    /// Whether an IPv6 socket is in use.
+    public var isIPv6: Bool {
+        state.withLock { s in
+            if let address = s.remoteAddress ?? s.localAddress, !s.lifecycle.isDisconnected {
+                return address.protocol == .inet6
+            }
+            return s.listenerAddresses.contains { $0.protocol == .inet6 }
+        }
+    }
+
+    /// True after a TLS handshake (TLS arrives with its own issue; always false today).
+    public var isSecure: Bool { state.withLock { $0.isSecure } }
+
+    // MARK: utilities
+
+    /// `0D 0A`.
+    public class func crlfData() -> Data { Data([0x0D, 0x0A]) }
+    /// `0D`.
+    public class func crData() -> Data { Data([0x0D]) }
+    /// `0A`.
+    public class func lfData() -> Data { Data([0x0A]) }
+    /// `00`.
+    public class func zeroData() -> Data { Data([0x00]) }
+
+    /// Resolves `host` with a blocking getaddrinfo; `localhost`/`loopback` give both loopbacks without DNS.
+    /// - Returns: `sockaddr_in`/`sockaddr_in6` bytes, each with `port`.
+    /// - Throws: ``AsyncSocketError`` in the `.netDB` domain.
+    public class func lookupHost(_ host: String, port: UInt16) throws -> [Data] {
+        try HostResolver.lookup(host: host, port: Int(port)).map(\.sockaddrData)
+    }
+
+    /// The numeric host of `sockaddr` bytes; nil when they are not a full `sockaddr_in`/`sockaddr_in6`.
+    public class func host(fromAddress address: Data) -> String? {
+        SocketAddress(sockaddrData: address)?.ipAddress
+    }
+
+    /// The port of `sockaddr` bytes; 0 when they are not a full `sockaddr_in`/`sockaddr_in6`.
+    public class func port(fromAddress address: Data) -> UInt16 {
+        UInt16(SocketAddress(sockaddrData: address)?.port ?? 0)
+    }
+
+    /// Whether the bytes are a full `sockaddr_in`.
+    public class func isIPv4Address(_ address: Data) -> Bool {
+        SocketAddress(sockaddrData: address)?.protocol == .inet
+    }
+
+    /// Whether the bytes are a full `sockaddr_in6`.
+    public class func isIPv6Address(_ address: Data) -> Bool {
+        SocketAddress(sockaddrData: address)?.protocol == .inet6
+    }
+}

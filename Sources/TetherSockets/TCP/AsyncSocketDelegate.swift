@@ -1,0 +1,75 @@
+public import Foundation
+
+/// The callbacks of an ``AsyncSocket``, all optional, as CocoaAsyncSocket's `GCDAsyncSocketDelegate`.
+///
+/// With the default ``AsyncSocket/CallbackDelivery/delegateQueue`` delivery every callback is dispatched
+/// asynchronously onto the socket's `delegateQueue`, in the order the socket produced them, never concurrently for
+/// one socket. The delegate is held weakly by the socket and captured when a callback is enqueued.
+public protocol AsyncSocketDelegate: AnyObject {
+    /// A listening socket accepted a connection. `newSocket` is connected, has this delegate and queue, and lives
+    /// until it closes (keep a reference to talk to it).
+    func socket(_ sock: AsyncSocket, didAcceptNewSocket newSocket: AsyncSocket)
+    /// An outbound TCP connection is established; `host` is the peer's numeric IP.
+    func socket(_ sock: AsyncSocket, didConnectToHost host: String, port: UInt16)
+    /// An outbound unix-domain connection is established.
+    func socket(_ sock: AsyncSocket, didConnectTo url: URL)
+    /// A queued read completed.
+    func socket(_ sock: AsyncSocket, didRead data: Data, withTag tag: Int)
+    /// A length or separator read made progress without completing; `partialLength` is this pass's increment.
+    func socket(_ sock: AsyncSocket, didReadPartialDataOfLength partialLength: UInt, tag: Int)
+    /// A write completed: every byte was handed to the kernel (or the TLS layer).
+    func socket(_ sock: AsyncSocket, didWriteDataWithTag tag: Int)
+    /// A write made progress without completing; `partialLength` is this pass's increment.
+    func socket(_ sock: AsyncSocket, didWritePartialDataOfLength partialLength: UInt, tag: Int)
+    /// A read timed out. Return a positive interval to extend it by that much, or ≤ 0 to close the socket with
+    /// ``AsyncSocketError/Code/readTimeout``. `elapsed` is the original timeout plus all extensions.
+    func socket(_ sock: AsyncSocket, shouldTimeoutReadWithTag tag: Int, elapsed: TimeInterval, bytesDone length: UInt)
+        -> TimeInterval
+    /// A write timed out; as ``socket(_:shouldTimeoutReadWithTag:elapsed:bytesDone:)``.
+    func socket(_ sock: AsyncSocket, shouldTimeoutWriteWithTag tag: Int, elapsed: TimeInterval, bytesDone length: UInt)
+        -> TimeInterval
+    /// The peer closed its side while ``AsyncSocket/autoDisconnectOnClosedReadStream`` is false; writes go on.
+    func socketDidCloseReadStream(_ sock: AsyncSocket)
+    /// The socket closed: exactly once per started life. `nil` after `disconnect()`/`disconnectAfter…`, else an
+    /// ``AsyncSocketError`` carrying the undelivered bytes and the tags of the dropped operations.
+    func socketDidDisconnect(_ sock: AsyncSocket, withError err: (any Error)?)
+    /// The TLS handshake finished.
+    func socketDidSecure(_ sock: AsyncSocket)
+}
+
+extension AsyncSocketDelegate {
+    /// Does nothing.
+    public func socket(_ sock: AsyncSocket, didAcceptNewSocket newSocket: AsyncSocket) {}
+    /// Does nothing.
+    public func socket(_ sock: AsyncSocket, didConnectToHost host: String, port: UInt16) {}
+    /// Does nothing.
+    public func socket(_ sock: AsyncSocket, didConnectTo url: URL) {}
+    /// Does nothing.
+    public func socket(_ sock: AsyncSocket, didRead data: Data, withTag tag: Int) {}
+    /// Does nothing.
+    public func socket(_ sock: AsyncSocket, didReadPartialDataOfLength partialLength: UInt, tag: Int) {}
+    /// Does nothing.
+    public func socket(_ sock: AsyncSocket, didWriteDataWithTag tag: Int) {}
+    /// Does nothing.
+    public func socket(_ sock: AsyncSocket, didWritePartialDataOfLength partialLength: UInt, tag: Int) {}
+    /// Returns 0: the read times out.
+    public func socket(
+        _ sock: AsyncSocket,
+        shouldTimeoutReadWithTag tag: Int,
+        elapsed: TimeInterval,
+        bytesDone length: UInt
+    ) -> TimeInterval { 0 }
+    /// Returns 0: the write times out.
+    public func socket(
+        _ sock: AsyncSocket,
+        shouldTimeoutWriteWithTag tag: Int,
+        elapsed: TimeInterval,
+        bytesDone length: UInt
+    ) -> TimeInterval { 0 }
+    /// Does nothing.
+    public func socketDidCloseReadStream(_ sock: AsyncSocket) {}
+    /// Does nothing.
+    public func socketDidDisconnect(_ sock: AsyncSocket, withError err: (any Error)?) {}
+    /// Does nothing.
+    public func socketDidSecure(_ sock: AsyncSocket) {}
+}
