@@ -1,0 +1,67 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One stored response: status, headers, body, when it was received and the request headers named by `Vary`.
+struct CacheEntry: Codable, Sendable {
+    var url: URL
+    var statusCode: Int
+    var headers: [String: String]
+    var body: Data
+    var requestDate: Date
+    var responseDate: Date
+    var varyValues: [String: String]
+    var storagePolicy: Int
+
+    var cost: Int {
+        self.body.count + self.headers.reduce(256) { $0 + $1.key.utf8.count + $1.value.utf8.count }
+    }
+
+    func header(_ name: String) -> String? {
+        HeaderLookup.value(name, in: self.headers)
+    }
+
+    func makeResponse() -> HTTPURLResponse {
+        HTTPURLResponse(
+            url: self.url,
+            statusCode: self.statusCode,
+            httpVersion: "HTTP/1.1",
+            headerFields: self.headers
+        )!
+    }
+
+    func makeCachedURLResponse() -> CachedURLResponse {
+        CachedURLResponse(
+            response: self.makeResponse(),
+            data: self.body,
+            userInfo: nil,
+            storagePolicy: URLCache.StoragePolicy(rawValue: UInt(self.storagePolicy)) ?? .allowed
+        )
+    }
+
+    var hasValidators: Bool { self.header("ETag") != nil || self.header("Last-Modified") != nil }
+
+    /// Headers refreshed by a 304 (RFC 9111 §4.3.4): every header of the 304 replaces the stored one,
+    /// except the framing headers that describe the 304 itself.
+    mutating func refresh(with headers: [String: String], requestDate: Date, responseDate: Date) {
+        let excluded: Set<String> = ["content-length", "content-encoding", "transfer-encoding", "connection"]
+        for (name, value) in headers where !excluded.contains(name.lowercased()) {
+            if let existing = self.headers.keys.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) {
+                self.headers.removeValue(forKey: existing)
+            }
+            self.headers[name] = value
+        }
+        self.requestDate = requestDate
+        self.responseDate = responseDate
+    }
+}
+
+/// Case-insensitive header access for `[String: String]` header dictionaries.
+enum HeaderLookup {
+    static func value(_ name: String, in headers: [String: String]) -> String? {
+        if let exact = headers[name] { return exact }
+        return headers.first(where: { $0.key.caseInsensitiveCompare(name) == .orderedSame })?.value
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// RFC 9111 rules for a private cache: what may be stored, freshness, age and when to revalidate.
+enum CacheRules {
+    static let storableStatuses: Set<Int> = [200, 203, 204, 300, 301, 404, 405, 410, 414, 501]
+
+    /// Parses `Cache-Control` into lowercased directive names and their (unquoted) values.
+    static func directives(_ value: String?) -> [String: String] {
+        guard let value else { return [:] }
+        var result: [String: String] = [:]
+        for part in value.split(separator: ",") {
+            let pieces = part.split(separator: "=", maxSplits: 1)
+            guard let rawName = pieces.first else { continue }
+            let name = rawName.trimmingCharacters(in: .whitespaces).lowercased()
+            var argument = pieces.count > 1 ? pieces[1].trimmingCharacters(in: .whitespaces) : ""
+            if argument.hasPrefix("\""), argument.hasSuffix("\""), argument.count >= 2 {
+                argument = String(argument.dropFirst().dropLast())
+            }
+            result[name] = argument
+        }
+        return result
+    }
+
+    static func isStorable(request: URLRequest, statusCode: Int, headers: [String: String]) -> Bool {
+        guard (request.httpMethod ?? "GET").uppercased() == "GET" else { return false }
+        guard self.storableStatuses.contains(statusCode) else { return false }
+        let requestDirectives = self.directives(request.value(forHTTPHeaderField: "Cache-Control"))
+        let responseDirectives = self.directives(HeaderLookup.value("Cache-Control", in: headers))
+        if requestDirectives["no-store"] != nil || responseDirectives["no-store"] != nil { return false }
+        if let vary = HeaderLookup.value("Vary", in: headers),
+            vary.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == "*" })
+        {
+            return false
+        }
+        let hasMaxAge = responseDirectives["max-age"].flatMap { Int($0) } != nil
+        let hasExpires = HeaderLookup.value("Expires", in: headers) != nil
+        let hasValidator =
+            HeaderLookup.value("ETag", in: headers) != nil || HeaderLookup.value("Last-Modified", in: headers) != nil
+        return hasMaxAge || hasExpires || hasValidator
+    }
+
+    static func varyNames(_ headers: [String: String]) -> [String] {
+        guard let vary = HeaderLookup.value("Vary", in: headers) else { return [] }
+        return vary.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            .filter { !$0.isEmpty }
+    }
+
+    static func varyValues(for request: URLRequest, headers: [String: String]) -> [String: String] {
+        var values: [String: String] = [:]
+        for name in self.varyNames(headers) {
+            values[name] = request.value(forHTTPHeaderField: name) ?? ""
+        }
+        return values
+    }
+
+    static func matchesVary(_ entry: CacheEntry, request: URLRequest) -> Bool {
+        for name in self.varyNames(entry.headers)
+        where (request.value(forHTTPHeaderField: name) ?? "") != (entry.varyValues[name] ?? "") {
+            return false
+        }
+        return true
+    }
+
+    static func parseDate(_ text: String?) -> Date? {
+        guard let text else { return nil }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
+            formatter.dateFormat = format
+            if let date = formatter.date(from: text) { return date }
+        }
+        return nil
+    }
+
+    /// Freshness lifetime in seconds: `max-age`, else `Expires − Date`; no heuristic freshness.
+    static func freshnessLifetime(_ entry: CacheEntry) -> TimeInterval {
+        let directives = self.directives(entry.header("Cache-Control"))
+        if let maxAge = directives["max-age"].flatMap({ Int($0) }) { return TimeInterval(maxAge) }
+        if let expiresText = entry.header("Expires") {
+            guard let expires = self.parseDate(expiresText) else { return 0 }  // invalid Expires = already expired
+            let date = self.parseDate(entry.header("Date")) ?? entry.responseDate
+            return expires.timeIntervalSince(date)
+        }
+        return 0
+    }
+
+    /// Current age (RFC 9111 §4.2.3), with `Age` on receipt plus the time since.
+    static func currentAge(_ entry: CacheEntry, now: Date) -> TimeInterval {
+        let dateValue = self.parseDate(entry.header("Date")) ?? entry.responseDate
+        let apparentAge = max(0, entry.responseDate.timeIntervalSince(dateValue))
+        let ageValue = entry.header("Age").flatMap { TimeInterval($0) } ?? 0
+        let responseDelay = max(0, entry.responseDate.timeIntervalSince(entry.requestDate))
+        let correctedAge = max(apparentAge, ageValue + responseDelay)
+        return correctedAge + max(0, now.timeIntervalSince(entry.responseDate))
+    }
+
+    static func isFresh(_ entry: CacheEntry, now: Date = Date()) -> Bool {
+        self.freshnessLifetime(entry) > self.currentAge(entry, now: now)
+    }
+
+    /// True when the stored entry may be used without asking the server (protocol cache policy).
+    static func canUseWithoutRevalidation(_ entry: CacheEntry, request: URLRequest, now: Date = Date()) -> Bool {
+        let requestDirectives = self.directives(request.value(forHTTPHeaderField: "Cache-Control"))
+        if requestDirectives["no-cache"] != nil { return false }
+        if request.value(forHTTPHeaderField: "Pragma")?.lowercased().contains("no-cache") == true { return false }
+        if let maxAge = requestDirectives["max-age"].flatMap({ Int($0) }),
+            self.currentAge(entry, now: now) > TimeInterval(maxAge)
+        {
+            return false
+        }
+        let responseDirectives = self.directives(entry.header("Cache-Control"))
+        if responseDirectives["no-cache"] != nil { return false }
+        return self.isFresh(entry, now: now)
+    }
+
+    static func mustRevalidate(_ entry: CacheEntry) -> Bool {
+        let directives = self.directives(entry.header("Cache-Control"))
+        return directives["must-revalidate"] != nil || directives["no-cache"] != nil
+    }
+
+    /// The cache key: the URL without its fragment.
+    static func key(for url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url.absoluteString }
+        components.fragment = nil
+        return components.string ?? url.absoluteString
+    }
+}

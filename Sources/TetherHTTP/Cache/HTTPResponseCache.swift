@@ -1,0 +1,243 @@
+public import Foundation
+
+#if canImport(FoundationNetworking)
+public import FoundationNetworking
+#endif
+
+/// A response cache with the RFC 9111 private-cache basics, in memory and optionally on disk
+/// (Linux's `URLCache` is never populated by HTTP loads).
+///
+/// ``URLConnection`` consults it according to each request's `cachePolicy`. Only `GET` responses with a
+/// cacheable status and `max-age`, `Expires` or a validator are stored; `no-store` and `Vary: *` never are.
+/// Disk entries are written atomically and found again by a later instance on the same directory.
+///
+/// ```swift
+/// let cache = HTTPResponseCache(memoryCapacity: 1 << 20, diskCapacity: 32 << 20, directory: cacheURL)
+/// let configuration = URLConnection.Configuration(responseCache: cache)
+/// ```
+public final class HTTPResponseCache: Sendable {
+    /// The cache used by ``URLConnection/Configuration/default``: 4 MiB of memory, no disk.
+    public static let shared = HTTPResponseCache()
+
+    private struct MemoryState {
+        var entries: [String: CacheEntry] = [:]
+        var order: [String: UInt64] = [:]
+        var clock: UInt64 = 0
+        var usage = 0
+    }
+
+    private let state = NSLockedBox(MemoryState())
+    private let diskLock = NSLock()
+    private let directory: URL?
+
+    /// The memory budget in bytes.
+    public let memoryCapacity: Int
+    /// The disk budget in bytes.
+    public let diskCapacity: Int
+
+    /// Creates a cache.
+    ///
+    /// - Parameters:
+    ///   - memoryCapacity: Bytes kept in memory (default 4 MiB).
+    ///   - diskCapacity: Bytes kept on disk (default 0 = no disk).
+    ///   - directory: The folder for disk entries; required when `diskCapacity > 0`. Created if missing.
+    public init(memoryCapacity: Int = 4 << 20, diskCapacity: Int = 0, directory: URL? = nil) {
+        precondition(memoryCapacity >= 0 && diskCapacity >= 0, "cache capacities must not be negative")
+        precondition(diskCapacity == 0 || directory != nil, "a disk cache needs a directory")
+        self.memoryCapacity = memoryCapacity
+        self.diskCapacity = diskCapacity
+        self.directory = diskCapacity > 0 ? directory : nil
+        if let directory = self.directory {
+            try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        }
+    }
+
+    /// Bytes currently held in memory.
+    public var currentMemoryUsage: Int { self.state.withLock { $0.usage } }
+
+    /// Bytes currently held on disk.
+    public var currentDiskUsage: Int {
+        self.diskLock.withLock { self.diskFiles().reduce(0) { $0 + $1.size } }
+    }
+
+    /// The stored entry for `request` (fresh or not), or nil.
+    ///
+    /// - Parameter request: The request; its URL and the headers named by the entry's `Vary` must match.
+    /// - Returns: The stored response and body.
+    public func cachedResponse(for request: URLRequest) -> CachedURLResponse? {
+        self.entry(for: request)?.makeCachedURLResponse()
+    }
+
+    /// Stores `cachedResponse` for `request`, if its response is an `HTTPURLResponse` that the rules allow.
+    ///
+    /// - Parameters:
+    ///   - cachedResponse: The response and body to store.
+    ///   - request: The request that produced it.
+    public func storeCachedResponse(_ cachedResponse: CachedURLResponse, for request: URLRequest) {
+        guard let response = cachedResponse.response as? HTTPURLResponse, let url = request.url ?? response.url
+        else { return }
+        guard cachedResponse.storagePolicy != .notAllowed else { return }
+        var headers: [String: String] = [:]
+        for case (let name as String, let value as String) in response.allHeaderFields {
+            headers[name] = value
+        }
+        guard CacheRules.isStorable(request: request, statusCode: response.statusCode, headers: headers) else {
+            return
+        }
+        let now = Date()
+        let entry = CacheEntry(
+            url: url,
+            statusCode: response.statusCode,
+            headers: headers,
+            body: cachedResponse.data,
+            requestDate: now,
+            responseDate: now,
+            varyValues: CacheRules.varyValues(for: request, headers: headers),
+            storagePolicy: Int(cachedResponse.storagePolicy.rawValue)
+        )
+        self.store(entry, allowsDisk: cachedResponse.storagePolicy == .allowed)
+    }
+
+    /// Removes the entry for `request`'s URL.
+    ///
+    /// - Parameter request: The request whose entry goes.
+    public func removeCachedResponse(for request: URLRequest) {
+        guard let url = request.url else { return }
+        self.remove(key: CacheRules.key(for: url))
+    }
+
+    /// Removes every entry, in memory and on disk.
+    public func removeAllCachedResponses() {
+        self.state.withLock { $0 = MemoryState() }
+        self.diskLock.withLock {
+            for file in self.diskFiles() { try? FileManager.default.removeItem(at: file.url) }
+        }
+    }
+
+    // MARK: - Internal API used by loads
+
+    /// The Vary-matched entry, from memory or disk (a corrupt disk entry is deleted and reported as a miss).
+    func entry(for request: URLRequest) -> CacheEntry? {
+        guard let url = request.url else { return nil }
+        let key = CacheRules.key(for: url)
+        let entry =
+            self.state.withLock { state -> CacheEntry? in
+                guard let entry = state.entries[key] else { return nil }
+                state.clock += 1
+                state.order[key] = state.clock
+                return entry
+            } ?? self.readFromDisk(key: key)
+        guard let entry, CacheRules.matchesVary(entry, request: request) else { return nil }
+        return entry
+    }
+
+    func store(_ entry: CacheEntry, allowsDisk: Bool = true) {
+        let key = CacheRules.key(for: entry.url)
+        let cost = entry.cost
+        self.state.withLock { state in
+            if let old = state.entries.removeValue(forKey: key) {
+                state.usage -= old.cost
+                state.order.removeValue(forKey: key)
+            }
+            guard cost <= self.memoryCapacity else { return }
+            state.clock += 1
+            state.entries[key] = entry
+            state.order[key] = state.clock
+            state.usage += cost
+            while state.usage > self.memoryCapacity,
+                let oldest = state.order.min(by: { $0.value < $1.value })?.key
+            {
+                if let removed = state.entries.removeValue(forKey: oldest) { state.usage -= removed.cost }
+                state.order.removeValue(forKey: oldest)
+            }
+        }
+        if allowsDisk {
+            self.writeToDisk(entry, key: key)
+        } else {
+            self.removeFromDisk(key: key)
+        }
+    }
+
+    func remove(key: String) {
+        self.state.withLock { state in
+            if let old = state.entries.removeValue(forKey: key) { state.usage -= old.cost }
+            state.order.removeValue(forKey: key)
+        }
+        self.removeFromDisk(key: key)
+    }
+
+    /// The largest body worth buffering while a response streams by (5% of the larger budget, as URLCache).
+    var maximumEntrySize: Int { max(self.memoryCapacity, self.diskCapacity) / 20 }
+
+    // MARK: - Disk
+
+    private func fileURL(key: String) -> URL? {
+        self.directory?.appendingPathComponent(Digests.hex(Digests.sha256(Array(key.utf8))) + ".tethercache")
+    }
+
+    private func diskFiles() -> [(url: URL, size: Int, date: Date)] {
+        guard let directory = self.directory,
+            let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path)
+        else { return [] }
+        return names.filter { $0.hasSuffix(".tethercache") }.compactMap { name in
+            let url = directory.appendingPathComponent(name)
+            guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path) else { return nil }
+            let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
+            let date = attributes[.modificationDate] as? Date ?? .distantPast
+            return (url, size, date)
+        }
+    }
+
+    private func writeToDisk(_ entry: CacheEntry, key: String) {
+        guard let url = self.fileURL(key: key) else { return }
+        self.diskLock.withLock {
+            guard let encoded = try? JSONEncoder().encode(entry), encoded.count <= self.diskCapacity else {
+                try? FileManager.default.removeItem(at: url)
+                return
+            }
+            try? encoded.write(to: url, options: .atomic)
+            var files = self.diskFiles().sorted { $0.date < $1.date }
+            var usage = files.reduce(0) { $0 + $1.size }
+            while usage > self.diskCapacity, !files.isEmpty {
+                let oldest = files.removeFirst()
+                if oldest.url == url && !files.isEmpty {
+                    files.append(oldest)
+                    continue
+                }
+                try? FileManager.default.removeItem(at: oldest.url)
+                usage -= oldest.size
+            }
+        }
+    }
+
+    private func readFromDisk(key: String) -> CacheEntry? {
+        guard let url = self.fileURL(key: key) else { return nil }
+        return self.diskLock.withLock {
+            guard let data = try? Data(contentsOf: url) else { return nil }
+            guard let entry = try? JSONDecoder().decode(CacheEntry.self, from: data),
+                CacheRules.key(for: entry.url) == key
+            else {
+                try? FileManager.default.removeItem(at: url)
+                return nil
+            }
+            return entry
+        }
+    }
+
+    private func removeFromDisk(key: String) {
+        guard let url = self.fileURL(key: key) else { return }
+        self.diskLock.withLock { _ = try? FileManager.default.removeItem(at: url) }
+    }
+}
+
+/// A value guarded by an `NSLock`.
+final class NSLockedBox<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        try self.lock.withLock { try body(&self.value) }
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+
+/// Runs a connection's delegate calls on its delivery target, one at a time and in order.
+///
+/// The next call is handed to the target only after the previous one returned, so calls never overlap even on
+/// a concurrent `OperationQueue` or on several run loops. After ``close()`` no call begins; calls still
+/// pending run with `isLive == false` on the closing thread so that their waiters resume.
+final class DelegateDelivery {
+    enum Target {
+        case queue(OperationQueue)
+        case runLoops([(RunLoop, RunLoop.Mode)])
+    }
+
+    private final class Entry {
+        private let lock = NSLock()
+        private var claimed = false
+        let body: (_ isLive: Bool) -> Void
+
+        init(_ body: @escaping (_ isLive: Bool) -> Void) { self.body = body }
+
+        func claim() -> Bool {
+            self.lock.withLock {
+                if self.claimed { return false }
+                self.claimed = true
+                return true
+            }
+        }
+    }
+
+    private let lock = NSLock()
+    private let target: Target
+    private var pending: [Entry] = []
+    private var pendingHead = 0
+    private var inFlight: Entry?
+    private var isClosed = false
+
+    init(target: Target) {
+        self.target = target
+    }
+
+    /// Queues `body`; it runs on the target with `isLive == true`, or with `false` if the delivery closed first.
+    func submit(_ body: @escaping (_ isLive: Bool) -> Void) {
+        let entry = Entry(body)
+        let (wasClosed, toPost): (Bool, Entry?) = self.lock.withLock {
+            if self.isClosed { return (true, nil) }
+            self.pending.append(entry)
+            return (false, self.nextLocked())
+        }
+        if wasClosed {
+            if entry.claim() { entry.body(false) }
+            return
+        }
+        if let toPost { self.post(toPost) }
+    }
+
+    /// Stops delivery: no call begins after this returns (one already running may finish).
+    func close() {
+        let entries: [Entry] = self.lock.withLock {
+            if self.isClosed { return [] }
+            self.isClosed = true
+            var all = Array(self.pending[self.pendingHead...])
+            if let inFlight = self.inFlight { all.insert(inFlight, at: 0) }
+            self.pending = []
+            self.pendingHead = 0
+            self.inFlight = nil
+            return all
+        }
+        for entry in entries where entry.claim() {
+            entry.body(false)
+        }
+    }
+
+    var isOpen: Bool { self.lock.withLock { !self.isClosed } }
+
+    private func nextLocked() -> Entry? {
+        guard self.inFlight == nil, self.pendingHead < self.pending.count else { return nil }
+        let entry = self.pending[self.pendingHead]
+        self.pendingHead += 1
+        if self.pendingHead > 64, self.pendingHead * 2 > self.pending.count {
+            self.pending.removeFirst(self.pendingHead)
+            self.pendingHead = 0
+        }
+        self.inFlight = entry
+        return entry
+    }
+
+    private func post(_ entry: Entry) {
+        let box = UncheckedBox((self, entry))
+        switch self.target {
+        case .queue(let queue):
+            queue.addOperation {
+                let (delivery, entry) = box.value
+                delivery.run(entry)
+            }
+        case .runLoops(let pairs):
+            for (runLoop, mode) in pairs {
+                runLoop.perform(inModes: [mode]) {
+                    let (delivery, entry) = box.value
+                    delivery.run(entry)
+                }
+            }
+        }
+    }
+
+    private func run(_ entry: Entry) {
+        guard entry.claim() else { return }
+        entry.body(self.isOpen)
+        let next: Entry? = self.lock.withLock {
+            if self.inFlight === entry { self.inFlight = nil }
+            return self.isClosed ? nil : self.nextLocked()
+        }
+        if let next { self.post(next) }
+    }
+}
+
+// Delivery state is guarded by `lock`; entries are claimed exactly once under their own lock.
+extension DelegateDelivery: @unchecked Sendable {}
+
+/// Carries a value that is only touched on the thread that the caller arranged, across a `@Sendable` boundary.
+struct UncheckedBox<Value>: @unchecked Sendable {
+    var value: Value
+    init(_ value: Value) { self.value = value }
+}

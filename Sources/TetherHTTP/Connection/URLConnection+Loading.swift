@@ -1,0 +1,201 @@
+public import Foundation
+import NIOCore
+import NIOPosix
+
+#if canImport(FoundationNetworking)
+public import FoundationNetworking
+#endif
+
+extension URLConnection {
+    /// Loads `request` and blocks the calling thread until the body arrived. Follows redirects and answers
+    /// challenges by default handling.
+    ///
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - response: Receives the response (also for 4xx/5xx), or nil when there is none.
+    /// - Returns: The body.
+    /// - Throws: `URLError` with the failing URL (§3.5).
+    /// - Precondition: Not called on an event-loop thread.
+    @available(*, noasync, message: "Use URLConnection.data(for:) from async code")
+    public static func sendSynchronousRequest(
+        _ request: URLRequest,
+        returning response: UnsafeMutablePointer<URLResponse?>?
+    ) throws -> Data {
+        precondition(
+            MultiThreadedEventLoopGroup.currentEventLoop == nil,
+            "URLConnection.sendSynchronousRequest must not block an event-loop thread"
+        )
+        let semaphore = DispatchSemaphore(value: 0)
+        let outcome = NSLockedBox<LoadOutcome?>(nil)
+        let observer = CollectingObserver(limit: Configuration.default.maximumResponseBodySize) { result in
+            outcome.withLock { $0 = result }
+            semaphore.signal()
+        }
+        HTTPLoad(request: request, configuration: .default, observer: observer).start()
+        semaphore.wait()
+        let result = outcome.withLock { $0 }!
+        response?.pointee = result.response
+        if let error = result.error { throw error }
+        return result.data ?? Data()
+    }
+
+    /// Loads `request` in the background and runs `handler` on `queue` with `(response, data, nil)` or
+    /// `(response?, nil, error)`.
+    ///
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - queue: The queue for the handler.
+    ///   - handler: Receives the response, the body or the error.
+    public static func sendAsynchronousRequest(
+        _ request: URLRequest,
+        queue: OperationQueue,
+        completionHandler handler: @escaping @Sendable (URLResponse?, Data?, (any Error)?) -> Void
+    ) {
+        let queueBox = UncheckedBox(queue)
+        let observer = CollectingObserver(limit: Configuration.default.maximumResponseBodySize) { result in
+            let boxed = UncheckedBox(result)
+            queueBox.value.addOperation { handler(boxed.value.response, boxed.value.data, boxed.value.error) }
+        }
+        HTTPLoad(request: request, configuration: .default, observer: observer).start()
+    }
+
+    /// Loads `request` and returns the body and the response (also for 4xx/5xx).
+    ///
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - configuration: The engine settings; bodies over `maximumResponseBodySize` fail.
+    /// - Returns: The body and the response.
+    /// - Throws: `URLError` (§3.5); task cancellation throws `URLError(.cancelled)`.
+    public static func data(
+        for request: URLRequest,
+        configuration: Configuration = .default
+    ) async throws -> (
+        Data, URLResponse
+    ) {
+        let promise = OutcomePromise()
+        let observer = CollectingObserver(limit: configuration.maximumResponseBodySize) { promise.fulfil($0) }
+        let load = HTTPLoad(request: request, configuration: configuration, observer: observer)
+        let outcome = await withTaskCancellationHandler {
+            load.start()
+            return await promise.value()
+        } onCancel: {
+            load.cancel(.cancelled)
+        }
+        if let error = outcome.error { throw error }
+        guard let response = outcome.response else { throw URLError.tether(.badServerResponse, url: request.url) }
+        return (outcome.data ?? Data(), response)
+    }
+
+    /// Downloads `request` to `destination`: streams into a temporary file next to it, then atomically replaces
+    /// `destination`. No body size limit.
+    ///
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - destination: The file to create or replace.
+    ///   - configuration: The engine settings.
+    ///   - progress: Called serially at most every 100 ms, plus once at the end.
+    /// - Returns: The final response (2xx).
+    /// - Throws: `URLError`; a non-2xx status throws `.badServerResponse`; `.cannotCreateFile` /
+    ///   `.cannotWriteToFile` for the file. On failure nothing is left behind and `destination` is untouched.
+    public static func download(
+        _ request: URLRequest,
+        to destination: URL,
+        configuration: Configuration = .default,
+        progress: (@Sendable (DownloadProgress) -> Void)? = nil
+    ) async throws -> HTTPURLResponse {
+        let promise = OutcomePromise()
+        let observer = DownloadObserver(destination: destination, progress: progress) { promise.fulfil($0) }
+        let load = HTTPLoad(request: request, configuration: configuration, observer: observer)
+        let outcome = await withTaskCancellationHandler {
+            load.start()
+            return await promise.value()
+        } onCancel: {
+            load.cancel(.cancelled)
+        }
+        if let error = outcome.error { throw error }
+        guard let response = outcome.response as? HTTPURLResponse else {
+            throw URLError.tether(.badServerResponse, url: request.url)
+        }
+        return response
+    }
+}
+
+/// The end of a collecting load.
+struct LoadOutcome: @unchecked Sendable {
+    var response: URLResponse?
+    var data: Data?
+    var error: (any Error)?
+}
+
+/// A one-shot value that an async caller waits for.
+final class OutcomePromise: Sendable {
+    private struct State {
+        var outcome: LoadOutcome?
+        var waiter: CheckedContinuation<LoadOutcome, Never>?
+    }
+
+    private let state = NSLockedBox(State())
+
+    func fulfil(_ outcome: LoadOutcome) {
+        let waiter = self.state.withLock { state -> CheckedContinuation<LoadOutcome, Never>? in
+            guard state.outcome == nil else { return nil }
+            state.outcome = outcome
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: outcome)
+    }
+
+    func value() async -> LoadOutcome {
+        await withCheckedContinuation { continuation in
+            let ready = self.state.withLock { state -> LoadOutcome? in
+                if let outcome = state.outcome { return outcome }
+                state.waiter = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+}
+
+/// Collects a load's body in memory, up to a limit (`data(for:)`, the synchronous and queue APIs).
+final class CollectingObserver: LoadObserver, @unchecked Sendable {
+    // Touched only from the load's task, one event at a time.
+    private var response: HTTPURLResponse?
+    private var body = Data()
+    private let limit: Int
+    private let completion: @Sendable (LoadOutcome) -> Void
+
+    init(limit: Int, completion: @escaping @Sendable (LoadOutcome) -> Void) {
+        self.limit = limit
+        self.completion = completion
+    }
+
+    func loadDidReceive(_ response: HTTPURLResponse) async throws {
+        if response.expectedContentLength > Int64(self.limit) {
+            throw URLError.tether(.dataLengthExceedsMaximum, url: response.url)
+        }
+        self.response = response
+        self.body = Data()
+        if response.expectedContentLength > 0 { self.body.reserveCapacity(Int(response.expectedContentLength)) }
+    }
+
+    func loadDidReceive(_ data: ByteBuffer) async throws {
+        if self.body.count + data.readableBytes > self.limit {
+            throw URLError.tether(.dataLengthExceedsMaximum, url: self.response?.url)
+        }
+        self.body.append(contentsOf: data.readableBytesView)
+    }
+
+    func loadDidFinish() async {
+        self.completion(LoadOutcome(response: self.response, data: self.body, error: nil))
+    }
+
+    func loadDidFail(_ error: URLError) async {
+        self.completion(LoadOutcome(response: self.response, data: nil, error: error))
+    }
+
+    func loadDidStopSilently() {
+        self.completion(LoadOutcome(response: nil, data: nil, error: URLError.tether(.cancelled, url: nil)))
+    }
+}

@@ -1,0 +1,390 @@
+public import Foundation
+import NIOCore
+
+#if canImport(FoundationNetworking)
+public import FoundationNetworking
+#endif
+
+/// NSURLConnection's semantics on AsyncHTTPClient: create with a request and a delegate, start now or later,
+/// deliver on an operation queue or run loops, cancel into silence.
+///
+/// ```swift
+/// let connection = URLConnection(request: request, delegate: self, startImmediately: false)!
+/// connection.setDelegateQueue(queue)
+/// connection.start()
+/// ```
+///
+/// Delegate calls go, in order of precedence, to the queue given to ``setDelegateQueue(_:)`` (one
+/// `BlockOperation` per call, never overlapping), else to the run loops given to
+/// ``schedule(in:forMode:)``, else to the run loop that was current when the connection was created
+/// (`.default` mode). The delegate is retained from ``start()`` until the terminal callback or ``cancel()``.
+public final class URLConnection: Sendable {
+    private struct State {
+        var delegate: (any URLConnectionDelegate)?
+        var isStarted = false
+        var isCancelled = false
+        var isTerminated = false
+        var delegateQueue: OperationQueue?
+        var runLoops: [(RunLoop, RunLoop.Mode)] = []
+        var load: HTTPLoad?
+        var delivery: DelegateDelivery?
+        var currentRequest: URLRequest
+    }
+
+    private let state: NSLockedBox<State>
+    private let creationRunLoop: UncheckedBox<RunLoop>
+    private let window = FlowWindow(limit: 1 << 20)
+
+    /// The request the connection was created with.
+    public let originalRequest: URLRequest
+    /// The engine settings.
+    public let configuration: Configuration
+
+    /// Creates a connection.
+    ///
+    /// - Parameters:
+    ///   - request: The request to load.
+    ///   - delegate: The delegate; retained from start until the end of the load.
+    ///   - startImmediately: Whether to start now; pass false to choose the delivery target first.
+    ///   - configuration: The engine settings.
+    /// - Returns: nil when ``canHandle(_:)`` is false for `request`.
+    public init?(
+        request: URLRequest,
+        delegate: (any URLConnectionDelegate)?,
+        startImmediately: Bool,
+        configuration: Configuration = .default
+    ) {
+        guard Self.canHandle(request) else { return nil }
+        self.originalRequest = request
+        self.configuration = configuration
+        self.creationRunLoop = UncheckedBox(RunLoop.current)
+        self.state = NSLockedBox(State(delegate: delegate, currentRequest: request))
+        if startImmediately { self.start() }
+    }
+
+    /// Creates a connection that starts at once and delivers on the current thread's run loop.
+    ///
+    /// - Parameters:
+    ///   - request: The request to load.
+    ///   - delegate: The delegate.
+    public convenience init?(request: URLRequest, delegate: (any URLConnectionDelegate)?) {
+        self.init(request: request, delegate: delegate, startImmediately: true)
+    }
+
+    /// The request after canonicalisation and redirects.
+    public var currentRequest: URLRequest {
+        self.state.withLock { $0.load?.currentRequest ?? $0.currentRequest }
+    }
+
+    /// Starts the load. Does nothing if already started or cancelled.
+    public func start() {
+        let load: HTTPLoad? = self.state.withLock { state in
+            guard !state.isStarted, !state.isCancelled else { return nil }
+            state.isStarted = true
+            let target: DelegateDelivery.Target
+            if let queue = state.delegateQueue {
+                target = .queue(queue)
+            } else if !state.runLoops.isEmpty {
+                target = .runLoops(state.runLoops)
+            } else {
+                target = .runLoops([(self.creationRunLoop.value, .default)])
+            }
+            state.delivery = DelegateDelivery(target: target)
+            let load = HTTPLoad(request: self.originalRequest, configuration: self.configuration, observer: self)
+            state.load = load
+            return load
+        }
+        load?.start()
+    }
+
+    /// Cancels the load: no delegate call begins after this returns, and the delegate is released.
+    /// A call already running on another thread may finish.
+    public func cancel() {
+        let (delivery, load, delegate) = self.state.withLock {
+            state -> (DelegateDelivery?, HTTPLoad?, (any URLConnectionDelegate)?) in
+            guard !state.isCancelled else { return (nil, nil, nil) }
+            state.isCancelled = true
+            if let load = state.load { state.currentRequest = load.currentRequest }
+            defer {
+                state.delegate = nil
+                state.load = nil
+                state.delivery = nil
+            }
+            return (state.delivery, state.load, state.delegate)
+        }
+        delivery?.close()
+        self.window.close()
+        load?.cancel(.cancelled)
+        withExtendedLifetime(delegate) {}
+    }
+
+    /// Delivers delegate calls on `queue` (one operation per call, never overlapping). Call before ``start()``;
+    /// takes precedence over run loops.
+    ///
+    /// - Parameter queue: The queue, or nil to go back to run loops.
+    public func setDelegateQueue(_ queue: OperationQueue?) {
+        self.state.withLock { state in
+            guard !state.isStarted else { return }
+            state.delegateQueue = queue
+        }
+    }
+
+    /// Adds a run loop and mode for delegate calls. Call before ``start()``; may be called repeatedly. Each call
+    /// runs once, on the first of the scheduled run loops to run it.
+    ///
+    /// - Parameters:
+    ///   - aRunLoop: The run loop.
+    ///   - mode: The mode in which it runs the calls.
+    public func schedule(in aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
+        self.state.withLock { state in
+            guard !state.isStarted else { return }
+            if !state.runLoops.contains(where: { $0.0 === aRunLoop && $0.1 == mode }) {
+                state.runLoops.append((aRunLoop, mode))
+            }
+        }
+    }
+
+    /// Removes a run loop and mode added with ``schedule(in:forMode:)``. Call before ``start()``.
+    ///
+    /// - Parameters:
+    ///   - aRunLoop: The run loop.
+    ///   - mode: The mode.
+    public func unschedule(from aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
+        self.state.withLock { state in
+            guard !state.isStarted else { return }
+            state.runLoops.removeAll { $0.0 === aRunLoop && $0.1 == mode }
+        }
+    }
+
+    /// Whether a connection can load `request`: an http or https URL with a host.
+    ///
+    /// - Parameter request: The request.
+    /// - Returns: true for http(s) URLs with a host.
+    public static func canHandle(_ request: URLRequest) -> Bool {
+        guard let url = request.url, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https"
+        else { return false }
+        return !(url.host ?? "").isEmpty
+    }
+
+    /// A platform-neutral answer to an authentication challenge (see ``answer(_:with:)``).
+    public enum ChallengeDisposition: Sendable {
+        /// Retry with this credential.
+        case useCredential(URLCredential)
+        /// Deliver the 401/407 as the response.
+        case continueWithoutCredential
+        /// Fail the load with `URLError(.userCancelledAuthentication)`.
+        case cancel
+        /// The URL's user and password, else the shared credential storage, each once per load.
+        case performDefaultHandling
+        /// Skip this protection space; with a single space the 401/407 is delivered.
+        case rejectProtectionSpace
+    }
+
+    /// Answers a challenge that this connection delivered. The first answer wins; later ones are ignored.
+    ///
+    /// - Parameters:
+    ///   - challenge: The challenge from `connection(_:willSendRequestFor:)`.
+    ///   - disposition: The answer.
+    public func answer(_ challenge: URLAuthenticationChallenge, with disposition: ChallengeDisposition) {
+        (challenge.sender as? ChallengeSender)?.answer(disposition)
+    }
+
+    // MARK: - Delivery helpers
+
+    private var delegate: (any URLConnectionDelegate)? { self.state.withLock { $0.delegate } }
+
+    private var delivery: DelegateDelivery? { self.state.withLock { $0.delivery } }
+
+    /// Runs `body` with the delegate on the delivery target and waits for its result.
+    private func call<Result>(
+        default value: Result,
+        _ body: @escaping (any URLConnectionDelegate) -> Result
+    ) async
+        -> Result
+    {
+        guard let delivery = self.delivery else { return value }
+        let boxedValue = UncheckedBox(value)
+        let boxedBody = UncheckedBox(body)
+        let result: UncheckedBox<Result> = await withCheckedContinuation { continuation in
+            delivery.submit { isLive in
+                guard isLive, let delegate = self.delegate else {
+                    continuation.resume(returning: boxedValue)
+                    return
+                }
+                continuation.resume(returning: UncheckedBox(boxedBody.value(delegate)))
+            }
+        }
+        return result.value
+    }
+
+    /// Posts `body` to the delivery target without waiting; `always` runs even when the delivery closed.
+    private func post(_ body: @escaping (any URLConnectionDelegate) -> Void, always: (() -> Void)? = nil) {
+        guard let delivery = self.delivery else {
+            always?()
+            return
+        }
+        delivery.submit { isLive in
+            if isLive, let delegate = self.delegate { body(delegate) }
+            always?()
+        }
+    }
+
+    /// Ends the load after its terminal callback: releases the delegate, the load and the delivery.
+    private func terminate() {
+        let delivery: DelegateDelivery? = self.state.withLock { state in
+            state.isTerminated = true
+            if let load = state.load { state.currentRequest = load.currentRequest }
+            state.delegate = nil
+            state.load = nil
+            defer { state.delivery = nil }
+            return state.delivery
+        }
+        delivery?.close()
+    }
+}
+
+extension URLConnection: LoadObserver {
+    func loadWillSend(_ request: URLRequest, redirectResponse: HTTPURLResponse?) async -> URLRequest? {
+        let response = UncheckedBox(redirectResponse)
+        return await self.call(default: request) { delegate in
+            guard let dataDelegate = delegate as? any URLConnectionDataDelegate else { return request }
+            return dataDelegate.connection(self, willSend: request, redirectResponse: response.value)
+        }
+    }
+
+    func loadShouldUseCredentialStorage() async -> Bool {
+        await self.call(default: true) { $0.connectionShouldUseCredentialStorage(self) }
+    }
+
+    func loadDidReceive(_ challenge: URLAuthenticationChallenge) {
+        let box = UncheckedBox(challenge)
+        guard let delivery = self.delivery else {
+            self.answer(challenge, with: .cancel)
+            return
+        }
+        delivery.submit { isLive in
+            guard isLive else {
+                self.answer(box.value, with: .cancel)
+                return
+            }
+            if let delegate = self.delegate {
+                delegate.connection(self, willSendRequestFor: box.value)
+            } else {
+                self.answer(box.value, with: .performDefaultHandling)
+            }
+        }
+    }
+
+    func loadNeedsNewBodyStream(_ request: URLRequest) async -> UncheckedBox<InputStream?> {
+        let stream = await self.call(default: UncheckedBox<InputStream?>(nil)) { delegate in
+            UncheckedBox((delegate as? any URLConnectionDataDelegate)?.connection(self, needNewBodyStream: request))
+        }
+        return stream
+    }
+
+    func loadDidSendBodyData(bytesWritten: Int, totalBytesWritten: Int, totalBytesExpectedToWrite: Int) {
+        self.post { delegate in
+            (delegate as? any URLConnectionDataDelegate)?.connection(
+                self,
+                didSendBodyData: bytesWritten,
+                totalBytesWritten: totalBytesWritten,
+                totalBytesExpectedToWrite: totalBytesExpectedToWrite
+            )
+        }
+    }
+
+    func loadDidReceive(_ response: HTTPURLResponse) async throws {
+        let box = UncheckedBox(response)
+        self.post { delegate in
+            (delegate as? any URLConnectionDataDelegate)?.connection(self, didReceive: box.value)
+        }
+    }
+
+    func loadDidReceive(_ data: ByteBuffer) async throws {
+        let count = data.readableBytes
+        let bytes = Data(data.readableBytesView)
+        await self.window.reserve(count)
+        self.post(
+            { delegate in (delegate as? any URLConnectionDataDelegate)?.connection(self, didReceive: bytes) },
+            always: { self.window.release(count) }
+        )
+    }
+
+    func loadWillCache(_ cachedResponse: CachedURLResponse) async -> CachedURLResponse? {
+        let proposed = UncheckedBox(cachedResponse)
+        let decided = await self.call(default: UncheckedBox<CachedURLResponse?>(nil)) { delegate in
+            guard let dataDelegate = delegate as? any URLConnectionDataDelegate else {
+                return UncheckedBox<CachedURLResponse?>(proposed.value)
+            }
+            return UncheckedBox(dataDelegate.connection(self, willCacheResponse: proposed.value))
+        }
+        return decided.value
+    }
+
+    func loadDidFinish() async {
+        self.post({ delegate in delegate.connectionDidFinishLoadingIfData(self) }, always: { self.terminate() })
+    }
+
+    func loadDidFail(_ error: URLError) async {
+        self.post({ delegate in delegate.connection(self, didFailWithError: error) }, always: { self.terminate() })
+    }
+
+    func loadDidStopSilently() {
+        self.terminate()
+    }
+}
+
+extension URLConnectionDelegate {
+    fileprivate func connectionDidFinishLoadingIfData(_ connection: URLConnection) {
+        (self as? any URLConnectionDataDelegate)?.connectionDidFinishLoading(connection)
+    }
+}
+
+/// Bounds the body bytes handed to the delivery target but not yet consumed by the delegate.
+final class FlowWindow: Sendable {
+    private struct State {
+        var outstanding = 0
+        var waiter: CheckedContinuation<Void, Never>?
+        var isClosed = false
+    }
+
+    private let limit: Int
+    private let state = NSLockedBox(State())
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Adds `count` bytes, first waiting while the window is full.
+    func reserve(_ count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let mustWait = self.state.withLock { state -> Bool in
+                if state.isClosed || state.outstanding < self.limit {
+                    state.outstanding += count
+                    return false
+                }
+                state.waiter = continuation
+                state.outstanding += count
+                return true
+            }
+            if !mustWait { continuation.resume() }
+        }
+    }
+
+    func release(_ count: Int) {
+        let waiter = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.outstanding -= count
+            guard state.outstanding < self.limit else { return nil }
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    func close() {
+        let waiter = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.isClosed = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+}

@@ -1,0 +1,614 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One load: canonicalisation, cache, hops with redirects and challenges, the streamed final response.
+///
+/// Runs in its own task; every event goes to the observer, in order. ``cancel(_:)`` stops the engine request
+/// and records why, so that the error reported (if anyone still listens) says it.
+final class HTTPLoad: Sendable {
+    private struct State {
+        var task: Task<Void, Never>?
+        var cancelCode: URLError.Code?
+        var currentRequest: URLRequest
+        var sender: ChallengeSender?
+        var isStarted = false
+    }
+
+    let configuration: URLConnection.Configuration
+    private let observer: any LoadObserver
+    private let state: NSLockedBox<State>
+    private let originalRequest: URLRequest
+
+    init(request: URLRequest, configuration: URLConnection.Configuration, observer: any LoadObserver) {
+        self.originalRequest = request
+        self.configuration = configuration
+        self.observer = observer
+        self.state = NSLockedBox(State(currentRequest: request))
+    }
+
+    var currentRequest: URLRequest { self.state.withLock { $0.currentRequest } }
+
+    func start() {
+        let shouldStart = self.state.withLock { state -> Bool in
+            if state.isStarted { return false }
+            state.isStarted = true
+            return true
+        }
+        guard shouldStart else { return }
+        let task = Task { await self.run() }
+        let cancelled = self.state.withLock { state -> Bool in
+            state.task = task
+            return state.cancelCode != nil
+        }
+        if cancelled { task.cancel() }
+    }
+
+    /// Stops the load; the first reason wins.
+    func cancel(_ code: URLError.Code = .cancelled) {
+        let (task, sender) = self.state.withLock { state -> (Task<Void, Never>?, ChallengeSender?) in
+            if state.cancelCode == nil { state.cancelCode = code }
+            return (state.task, state.sender)
+        }
+        sender?.answer(.cancel)
+        task?.cancel()
+    }
+
+    private var cancelCode: URLError.Code? { self.state.withLock { $0.cancelCode } }
+
+    private func setCurrent(_ request: URLRequest) {
+        self.state.withLock { $0.currentRequest = request }
+    }
+
+    // MARK: - The load sequence
+
+    private func run() async {
+        let watchdog = IdleWatchdog(
+            timeoutInterval: self.originalRequest.timeoutInterval,
+            eventLoop: self.configuration.eventLoopGroup.next(),
+            onFire: { [weak self] in self?.cancel(.timedOut) }
+        )
+        let context = LoadContext(watchdog: watchdog)
+        var request = Self.canonicalize(self.originalRequest)
+        guard let canonical = await self.observer.loadWillSend(request, redirectResponse: nil) else {
+            self.observer.loadDidStopSilently()
+            return
+        }
+        request = canonical
+        self.setCurrent(request)
+        watchdog?.start()
+        do {
+            guard let url = request.url else { throw URLError.tether(.badURL, url: nil) }
+            guard URLConnection.canHandle(request) else { throw URLError.tether(.unsupportedURL, url: url) }
+            try await self.perform(request, context: context)
+            watchdog?.stop()
+            if let code = self.cancelCode { throw URLError.tether(code, url: self.currentRequest.url) }
+            await self.observer.loadDidFinish()
+        } catch {
+            watchdog?.stop()
+            let url = self.currentRequest.url
+            let mapped: URLError
+            if let code = self.cancelCode {
+                mapped = .tether(code, url: url, underlying: (error as? URLError)?.code == code ? nil : error)
+            } else {
+                mapped = URLErrorMapping.map(error, url: url)
+            }
+            self.configuration.logger?.debug("load failed", metadata: ["url": "\(url?.absoluteString ?? "-")"])
+            await self.observer.loadDidFail(mapped)
+        }
+    }
+
+    static func canonicalize(_ request: URLRequest) -> URLRequest {
+        var request = request
+        if let url = request.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: true) {
+            components.scheme = components.scheme?.lowercased()
+            components.host = components.host?.lowercased()
+            if components.path.isEmpty { components.path = "/" }
+            if let canonical = components.url, canonical != url { request.url = canonical }
+        }
+        return request
+    }
+
+    private func perform(_ request: URLRequest, context: LoadContext) async throws {
+        let cache = self.configuration.responseCache
+        let isGET = (request.httpMethod ?? "GET").uppercased() == "GET"
+        var stored: CacheEntry? = (cache != nil && isGET) ? cache?.entry(for: request) : nil
+        switch request.cachePolicy {
+        case .returnCacheDataDontLoad:
+            guard let stored else { throw URLError.tether(.resourceUnavailable, url: request.url) }
+            try await self.deliver(stored, context: context)
+            return
+        case .returnCacheDataElseLoad:
+            if let stored {
+                try await self.deliver(stored, context: context)
+                return
+            }
+        case .useProtocolCachePolicy:
+            if let entry = stored, CacheRules.canUseWithoutRevalidation(entry, request: request) {
+                try await self.deliver(entry, context: context)
+                return
+            }
+            if let entry = stored, !entry.hasValidators { stored = nil }
+        case .reloadRevalidatingCacheData:
+            if let entry = stored, !entry.hasValidators { stored = nil }
+        default:
+            stored = nil
+        }
+        do {
+            try await self.network(request, revalidating: stored, context: context)
+        } catch {
+            // A failed revalidation serves the stale entry, unless it must be revalidated (RFC 9111 §4.2.4).
+            guard let stored, !context.didDeliverResponse, self.cancelCode == nil, !CacheRules.mustRevalidate(stored),
+                error is URLError ? (error as! URLError).code != .userCancelledAuthentication : true
+            else { throw error }
+            try await self.deliver(stored, context: context)
+        }
+    }
+
+    /// Delivers a stored entry like a network load.
+    private func deliver(_ entry: CacheEntry, context: LoadContext) async throws {
+        context.didDeliverResponse = true
+        try await context.pausedThrowing { try await self.observer.loadDidReceive(entry.makeResponse()) }
+        var offset = 0
+        let chunkSize = 64 << 10
+        while offset < entry.body.count {
+            let end = min(entry.body.count, offset + chunkSize)
+            let chunk = ByteBuffer(bytes: entry.body[(entry.body.startIndex + offset)..<(entry.body.startIndex + end)])
+            try await context.pausedThrowing { try await self.observer.loadDidReceive(chunk) }
+            offset = end
+        }
+    }
+
+    private func network(
+        _ request: URLRequest,
+        revalidating initialStored: CacheEntry?,
+        context: LoadContext
+    )
+        async throws
+    {
+        let client = HTTPEngine.client(
+            eventLoopGroup: self.configuration.eventLoopGroup,
+            tlsConfiguration: self.configuration.tlsConfiguration,
+            decompresses: self.configuration.decompressesResponses
+        )
+        var current = request
+        var stored = initialStored
+        var redirects = 0
+        var auth = AuthenticationState()
+        var bodySends = 0
+        while true {
+            guard let url = current.url else { throw URLError.tether(.badURL, url: nil) }
+            guard URLConnection.canHandle(current) else { throw URLError.tether(.unsupportedURL, url: url) }
+            if let code = self.cancelCode { throw URLError.tether(code, url: url) }
+            let method = (current.httpMethod ?? "GET").uppercased()
+
+            var outgoing = HTTPClientRequest(url: url.absoluteString)
+            outgoing.method = HTTPMethod(rawValue: method)
+            var headers = HTTPHeaders()
+            for (name, value) in current.allHTTPHeaderFields ?? [:] { headers.add(name: name, value: value) }
+            if current.httpShouldHandleCookies, let cookies = HTTPCookieStorage.shared.cookies(for: url),
+                !cookies.isEmpty
+            {
+                for (name, value) in HTTPCookie.requestHeaderFields(with: cookies) {
+                    if let existing = headers.first(name: name) {
+                        headers.replaceOrAdd(name: name, value: existing + "; " + value)
+                    } else {
+                        headers.add(name: name, value: value)
+                    }
+                }
+            }
+            if let value = auth.authorization(for: url, method: method) {
+                headers.replaceOrAdd(name: auth.headerName, value: value)
+            }
+            let requestDate = Date()
+            if let entry = stored, CacheRules.key(for: entry.url) == CacheRules.key(for: url) {
+                if let etag = entry.header("ETag"), !headers.contains(name: "If-None-Match") {
+                    headers.add(name: "If-None-Match", value: etag)
+                }
+                if let modified = entry.header("Last-Modified"), !headers.contains(name: "If-Modified-Since") {
+                    headers.add(name: "If-Modified-Since", value: modified)
+                }
+            } else {
+                stored = nil
+            }
+            outgoing.headers = headers
+            outgoing.body = try await self.makeBody(
+                for: current,
+                sendIndex: bodySends,
+                headers: headers,
+                context: context
+            )
+            if outgoing.body != nil { bodySends += 1 }
+
+            context.watchdog?.touch()
+            let response: HTTPClientResponse
+            do {
+                response = try await client.execute(
+                    outgoing,
+                    deadline: .distantFuture,
+                    logger: self.configuration.logger
+                )
+            } catch {
+                throw self.failure(error, url: url)
+            }
+            context.watchdog?.touch()
+
+            let headerFields = Self.headerDictionary(response.headers)
+            if current.httpShouldHandleCookies {
+                let setCookies = response.headers["Set-Cookie"]
+                if !setCookies.isEmpty {
+                    var fields: [String: String] = [:]
+                    let cookies = setCookies.flatMap { value -> [HTTPCookie] in
+                        fields["Set-Cookie"] = value
+                        return HTTPCookie.cookies(withResponseHeaderFields: fields, for: url)
+                    }
+                    HTTPCookieStorage.shared.setCookies(cookies, for: url, mainDocumentURL: current.mainDocumentURL)
+                }
+            }
+            let status = Int(response.status.code)
+
+            // Redirects: the delegate sees every hop.
+            if [301, 302, 303, 307, 308].contains(status), let location = response.headers.first(name: "Location"),
+                let target = URL(string: location, relativeTo: url)?.absoluteURL,
+                ["http", "https"].contains(target.scheme?.lowercased() ?? "")
+            {
+                redirects += 1
+                if redirects > self.configuration.maximumRedirects {
+                    throw URLError.tether(.httpTooManyRedirects, url: url)
+                }
+                let redirectResponse = Self.makeResponse(
+                    url: url,
+                    status: status,
+                    headers: headerFields,
+                    decompressed: false
+                )
+                let proposed = RedirectRules.request(following: current, to: target, status: status)
+                let decided = await context.paused {
+                    await self.observer.loadWillSend(proposed, redirectResponse: redirectResponse)
+                }
+                if let decided {
+                    try await self.discard(response.body, url: url, context: context)
+                    if let origin = RedirectRules.origin(of: target), origin != RedirectRules.origin(of: url) {
+                        auth.forgetActiveCredential()
+                    }
+                    current = decided
+                    self.setCurrent(current)
+                    continue
+                }
+                try await self.deliverFinal(
+                    response,
+                    request: current,
+                    requestDate: requestDate,
+                    revalidating: stored,
+                    context: context
+                )
+                return
+            }
+
+            // Challenges: Basic and Digest.
+            if status == 401 || status == 407 {
+                let challengeHeader = status == 401 ? "WWW-Authenticate" : "Proxy-Authenticate"
+                if let challenge = HTTPAuthChallenge.strongest(in: response.headers[challengeHeader]) {
+                    let failureResponse = Self.makeResponse(
+                        url: url,
+                        status: status,
+                        headers: headerFields,
+                        decompressed: false
+                    )
+                    let retry = try await self.answer(
+                        challenge,
+                        isProxy: status == 407,
+                        url: url,
+                        failureResponse: failureResponse,
+                        auth: &auth,
+                        context: context
+                    )
+                    if retry {
+                        try await self.discard(response.body, url: url, context: context)
+                        continue
+                    }
+                }
+            }
+
+            // Revalidation answered "not modified": refresh and deliver the stored entry.
+            if status == 304, var entry = stored {
+                try await self.discard(response.body, url: url, context: context)
+                entry.refresh(with: headerFields, requestDate: requestDate, responseDate: Date())
+                self.configuration.responseCache?.store(entry)
+                try await self.deliver(entry, context: context)
+                return
+            }
+
+            try await self.deliverFinal(
+                response,
+                request: current,
+                requestDate: requestDate,
+                revalidating: stored,
+                context: context
+            )
+            return
+        }
+    }
+
+    /// Streams the final response to the observer and stores it in the cache when the rules allow.
+    private func deliverFinal(
+        _ response: HTTPClientResponse,
+        request: URLRequest,
+        requestDate: Date,
+        revalidating stored: CacheEntry?,
+        context: LoadContext
+    ) async throws {
+        guard let url = request.url else { return }
+        let status = Int(response.status.code)
+        let headerFields = Self.headerDictionary(response.headers)
+        let encoding = response.headers.first(name: "Content-Encoding")?.lowercased() ?? ""
+        let decompressed =
+            self.configuration.decompressesResponses && ["gzip", "x-gzip", "deflate"].contains(encoding)
+        let httpResponse = Self.makeResponse(
+            url: url,
+            status: status,
+            headers: headerFields,
+            decompressed: decompressed
+        )
+        context.didDeliverResponse = true
+        try await context.pausedThrowing { try await self.observer.loadDidReceive(httpResponse) }
+
+        let cache = self.configuration.responseCache
+        let storable =
+            cache != nil && CacheRules.isStorable(request: request, statusCode: status, headers: headerFields)
+        var cacheBuffer: Data? = storable ? Data() : nil
+        let cacheLimit = cache?.maximumEntrySize ?? 0
+        do {
+            for try await chunk in response.body {
+                context.watchdog?.touch()
+                if cacheBuffer != nil {
+                    if cacheBuffer!.count + chunk.readableBytes > cacheLimit {
+                        cacheBuffer = nil
+                    } else {
+                        cacheBuffer!.append(contentsOf: chunk.readableBytesView)
+                    }
+                }
+                try await context.pausedThrowing { try await self.observer.loadDidReceive(chunk) }
+            }
+        } catch let error as URLError {
+            throw error
+        } catch {
+            throw self.failure(error, url: url)
+        }
+        if let code = self.cancelCode { throw URLError.tether(code, url: url) }
+
+        guard let cache else { return }
+        let method = (request.httpMethod ?? "GET").uppercased()
+        if !["GET", "HEAD", "OPTIONS", "TRACE"].contains(method), status < 400 {
+            cache.removeCachedResponse(for: request)
+            return
+        }
+        if storable, let body = cacheBuffer {
+            var storedHeaders = headerFields
+            if decompressed {
+                // The stored body is the decoded one.
+                for name in ["Content-Encoding", "Content-Length"] {
+                    if let key = storedHeaders.keys.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) {
+                        storedHeaders.removeValue(forKey: key)
+                    }
+                }
+            }
+            let proposed = CachedURLResponse(
+                response: Self.makeResponse(url: url, status: status, headers: storedHeaders, decompressed: false),
+                data: body,
+                userInfo: nil,
+                storagePolicy: .allowed
+            )
+            let decided = await context.paused { await self.observer.loadWillCache(proposed) }
+            if let decided, decided.storagePolicy != .notAllowed,
+                let decidedResponse = decided.response as? HTTPURLResponse
+            {
+                var finalHeaders: [String: String] = [:]
+                for case (let name as String, let value as String) in decidedResponse.allHeaderFields {
+                    finalHeaders[name] = value
+                }
+                cache.store(
+                    CacheEntry(
+                        url: url,
+                        statusCode: decidedResponse.statusCode,
+                        headers: finalHeaders,
+                        body: decided.data,
+                        requestDate: requestDate,
+                        responseDate: Date(),
+                        varyValues: CacheRules.varyValues(for: request, headers: finalHeaders),
+                        storagePolicy: Int(decided.storagePolicy.rawValue)
+                    ),
+                    allowsDisk: decided.storagePolicy == .allowed
+                )
+            } else if stored != nil {
+                cache.removeCachedResponse(for: request)
+            }
+        } else if stored != nil {
+            cache.removeCachedResponse(for: request)
+        }
+    }
+
+    private func discard(_ body: HTTPClientResponse.Body, url: URL, context: LoadContext) async throws {
+        do {
+            for try await _ in body { context.watchdog?.touch() }
+        } catch {
+            throw self.failure(error, url: url)
+        }
+    }
+
+    private func failure(_ error: any Error, url: URL) -> URLError {
+        if let code = self.cancelCode { return .tether(code, url: url) }
+        return URLErrorMapping.map(error, url: url)
+    }
+
+    // MARK: - Request bodies
+
+    private func makeBody(
+        for request: URLRequest,
+        sendIndex: Int,
+        headers: HTTPHeaders,
+        context: LoadContext
+    )
+        async throws -> HTTPClientRequest.Body?
+    {
+        let progress: RequestBodySequence.Progress = { [observer = self.observer, watchdog = context.watchdog] in
+            watchdog?.touch()
+            observer.loadDidSendBodyData(bytesWritten: $0, totalBytesWritten: $1, totalBytesExpectedToWrite: $2)
+        }
+        if let data = request.httpBody {
+            guard !data.isEmpty else { return nil }
+            let sequence = RequestBodySequence(source: .data(data), expectedLength: data.count, progress: progress)
+            return .stream(sequence, length: .known(Int64(data.count)))
+        }
+        guard var stream = request.httpBodyStream else { return nil }
+        if sendIndex > 0 || context.didUseBodyStream {
+            let box = await context.paused { await self.observer.loadNeedsNewBodyStream(request) }
+            guard let fresh = box.value else {
+                throw URLError.tether(.requestBodyStreamExhausted, url: request.url)
+            }
+            stream = fresh
+        }
+        context.didUseBodyStream = true
+        let length = headers.first(name: "Content-Length").flatMap { Int($0) }
+        let sequence = RequestBodySequence(source: .stream(stream), expectedLength: length ?? -1, progress: progress)
+        return .stream(sequence, length: length.map { .known(Int64($0)) } ?? .unknown)
+    }
+
+    // MARK: - Challenges
+
+    /// Returns true to send the request again with credentials, false to deliver the 401/407 as the response.
+    private func answer(
+        _ challenge: HTTPAuthChallenge,
+        isProxy: Bool,
+        url: URL,
+        failureResponse: HTTPURLResponse,
+        auth: inout AuthenticationState,
+        context: LoadContext
+    ) async throws -> Bool {
+        let space: URLProtectionSpace
+        let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+        let scheme = url.scheme?.lowercased() ?? "http"
+        if isProxy {
+            space = URLProtectionSpace(
+                proxyHost: url.host ?? "",
+                port: port,
+                type: scheme == "https" ? NSURLProtectionSpaceHTTPSProxy : NSURLProtectionSpaceHTTPProxy,
+                realm: challenge.realm,
+                authenticationMethod: challenge.authenticationMethod
+            )
+        } else {
+            space = URLProtectionSpace(
+                host: url.host ?? "",
+                port: port,
+                protocol: scheme,
+                realm: challenge.realm,
+                authenticationMethod: challenge.authenticationMethod
+            )
+        }
+        let spaceKey = "\(isProxy)|\(url.host ?? "")|\(port)|\(challenge.realm ?? "")|\(challenge.authenticationMethod)"
+        let failures = auth.recordChallenge(spaceKey: spaceKey, challenge: challenge)
+        let sender = ChallengeSender()
+        let urlChallenge = URLAuthenticationChallenge(
+            protectionSpace: space,
+            proposedCredential: nil,
+            previousFailureCount: failures,
+            failureResponse: failureResponse,
+            error: nil,
+            sender: sender
+        )
+        self.state.withLock { $0.sender = sender }
+        if self.cancelCode != nil { sender.answer(.cancel) }
+        let disposition = await context.paused {
+            await sender.waitForAnswer { self.observer.loadDidReceive(urlChallenge) }
+        }
+        self.state.withLock { $0.sender = nil }
+        if let code = self.cancelCode { throw URLError.tether(code, url: url) }
+
+        var credential: URLCredential?
+        switch disposition {
+        case .useCredential(let given):
+            credential = given
+        case .continueWithoutCredential, .rejectProtectionSpace:
+            return false
+        case .cancel:
+            throw URLError.tether(.userCancelledAuthentication, url: url)
+        case .performDefaultHandling:
+            if !auth.triedURLCredential.contains(spaceKey), let user = url.user {
+                auth.triedURLCredential.insert(spaceKey)
+                credential = URLCredential(user: user, password: url.password ?? "", persistence: .none)
+            } else if !auth.triedStorage.contains(spaceKey) {
+                auth.triedStorage.insert(spaceKey)
+                let usesStorage = await context.paused { await self.observer.loadShouldUseCredentialStorage() }
+                if usesStorage {
+                    credential =
+                        URLCredentialStorage.shared.defaultCredential(for: space)
+                        ?? URLCredentialStorage.shared.credentials(for: space)?.values.first
+                }
+            }
+        }
+        guard let credential, let user = credential.user else { return false }
+        auth.activate(
+            challenge: challenge,
+            isProxy: isProxy,
+            origin: RedirectRules.origin(of: url),
+            user: user,
+            password: credential.password ?? ""
+        )
+        return true
+    }
+
+    // MARK: - Helpers
+
+    static func headerDictionary(_ headers: HTTPHeaders) -> [String: String] {
+        var result: [String: String] = [:]
+        for (name, value) in headers {
+            if let existing = result.keys.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) {
+                result[existing] = result[existing]! + ", " + value
+            } else {
+                result[name] = value
+            }
+        }
+        return result
+    }
+
+    static func makeResponse(url: URL, status: Int, headers: [String: String], decompressed: Bool) -> HTTPURLResponse {
+        var headers = headers
+        if decompressed,
+            let key = headers.keys.first(where: { $0.caseInsensitiveCompare("Content-Length") == .orderedSame })
+        {
+            // The delivered body is the decoded one: its length is unknown (expectedContentLength −1).
+            headers.removeValue(forKey: key)
+        }
+        return HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)!
+    }
+}
+
+/// Per-load bookkeeping shared by the steps of one run (only touched from the load's task).
+final class LoadContext: @unchecked Sendable {
+    let watchdog: IdleWatchdog?
+    var didDeliverResponse = false
+    var didUseBodyStream = false
+
+    init(watchdog: IdleWatchdog?) {
+        self.watchdog = watchdog
+    }
+
+    /// Runs `body` with the idle timer paused: waiting for the delegate is not the server's silence.
+    func paused<Result>(_ body: () async -> Result) async -> Result {
+        self.watchdog?.pause()
+        defer { self.watchdog?.resume() }
+        return await body()
+    }
+
+    func pausedThrowing<Result>(_ body: () async throws -> Result) async throws -> Result {
+        self.watchdog?.pause()
+        defer { self.watchdog?.resume() }
+        return try await body()
+    }
+}

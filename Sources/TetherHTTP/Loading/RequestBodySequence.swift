@@ -1,0 +1,93 @@
+import Foundation
+import NIOCore
+
+/// The request body as an async sequence of `ByteBuffer`s that AsyncHTTPClient pulls with back-pressure.
+///
+/// Reports upload progress each time the engine asks for the next chunk (the previous one was handed over)
+/// and once at the end, so the last report carries the whole length.
+struct RequestBodySequence: AsyncSequence, Sendable {
+    typealias Element = ByteBuffer
+
+    enum Source {
+        case data(Data)
+        case stream(InputStream)
+    }
+
+    typealias Progress = @Sendable (_ bytesWritten: Int, _ totalBytesWritten: Int, _ expected: Int) -> Void
+
+    static let chunkSize = 64 << 10
+
+    private let source: UncheckedBox<Source>
+    private let expectedLength: Int
+    private let progress: Progress
+
+    init(source: Source, expectedLength: Int, progress: @escaping Progress) {
+        self.source = UncheckedBox(source)
+        self.expectedLength = expectedLength
+        self.progress = progress
+    }
+
+    func makeAsyncIterator() -> Iterator {
+        Iterator(source: self.source.value, expectedLength: self.expectedLength, progress: self.progress)
+    }
+
+    struct Iterator: AsyncIteratorProtocol {
+        private let source: Source
+        private let expectedLength: Int
+        private let progress: Progress
+        private var offset = 0
+        private var lastChunk = 0
+        private var isOpened = false
+        private var isDone = false
+
+        init(source: Source, expectedLength: Int, progress: @escaping Progress) {
+            self.source = source
+            self.expectedLength = expectedLength
+            self.progress = progress
+        }
+
+        mutating func next() async throws -> ByteBuffer? {
+            if self.lastChunk > 0 {
+                self.progress(self.lastChunk, self.offset, self.expectedLength)
+                self.lastChunk = 0
+            }
+            if self.isDone { return nil }
+            let chunk: ByteBuffer?
+            switch self.source {
+            case .data(let data):
+                if self.offset >= data.count {
+                    chunk = nil
+                } else {
+                    let end = Swift.min(data.count, self.offset + RequestBodySequence.chunkSize)
+                    let start = data.startIndex + self.offset
+                    chunk = ByteBuffer(bytes: data[start..<(data.startIndex + end)])
+                }
+            case .stream(let stream):
+                if !self.isOpened {
+                    self.isOpened = true
+                    if stream.streamStatus == .notOpen { stream.open() }
+                }
+                var buffer = ByteBuffer()
+                let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: RequestBodySequence.chunkSize) {
+                    pointer in
+                    let base = pointer.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                    return Swift.max(0, stream.read(base, maxLength: RequestBodySequence.chunkSize))
+                }
+                if count == 0 {
+                    if let error = stream.streamError { throw error }
+                    stream.close()
+                    chunk = nil
+                } else {
+                    chunk = buffer
+                }
+            }
+            guard let chunk else {
+                self.isDone = true
+                return nil
+            }
+            self.offset += chunk.readableBytes
+            self.lastChunk = chunk.readableBytes
+            return chunk
+        }
+    }
+}
