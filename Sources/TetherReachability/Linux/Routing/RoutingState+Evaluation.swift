@@ -1,0 +1,113 @@
+extension RoutingState {
+    /// What an evaluation asks about.
+    enum Destination: Sendable, Hashable {
+        /// Whether a usable default route (IPv4 or IPv6) exists: AFNetworking's zero-address manager.
+        case defaultRoute
+        /// Whether any of these addresses has a usable route (an address manager, or a resolved domain).
+        case addresses([IPAddressBytes])
+    }
+
+    /// Evaluates reachability of `destination` over this state.
+    ///
+    /// Reachable means the kernel would route a packet to the destination over a link that is up and running: the
+    /// longest matching prefix in the local, main and default tables, in that order (policy rules are not
+    /// consulted), skipping routes whose next hops are all down or `linkdown`; an unreachable, blackhole or
+    /// prohibit route ends the search; a local route is delivered through the loopback link.
+    /// - Parameters:
+    ///   - destination: what to evaluate.
+    ///   - classify: the kind of an egress link (sysfs on a real system, a table in tests).
+    /// - Returns: the path, with the egress interface when reachable.
+    func evaluate(
+        _ destination: Destination,
+        classify: (Link) -> NetworkPath.InterfaceType
+    ) -> NetworkPath {
+        switch destination {
+        case .defaultRoute:
+            return evaluateDefaultRoute(classify: classify)
+        case .addresses(let addresses):
+            var first: Link?
+            var supportsIPv4 = false
+            var supportsIPv6 = false
+            for address in addresses {
+                guard let egress = egressLink(toward: address) else { continue }
+                first = first ?? egress
+                if address.family == .ipv4 { supportsIPv4 = true } else { supportsIPv6 = true }
+            }
+            guard let first else { return NetworkPath(status: .notReachable) }
+            return .reachable(
+                via: first.name,
+                type: classify(first),
+                supportsIPv4: supportsIPv4,
+                supportsIPv6: supportsIPv6
+            )
+        }
+    }
+
+    /// The link a packet to `address` would leave through, or `nil` when it has no usable route.
+    func egressLink(toward address: IPAddressBytes) -> Link? {
+        for table in [Route.tableLocal, Route.tableMain, Route.tableDefault] {
+            let candidates = routes.values
+                .filter {
+                    $0.family == address.family && $0.table == table
+                        && address.isCovered(by: $0.destination, prefixLength: Int($0.prefixLength))
+                }
+                .sorted {
+                    ($0.prefixLength, UInt32.max - $0.priority) > ($1.prefixLength, UInt32.max - $1.priority)
+                }
+            search: for route in candidates {
+                switch route.kind {
+                case .local:
+                    // Local delivery goes through the loopback device; with it down nothing is delivered.
+                    guard let loopback = links.values.first(where: \.isLoopback), loopback.isUsable else {
+                        return nil
+                    }
+                    return loopback
+                case .unicast, .broadcast, .multicast, .anycast:
+                    if let egress = usableEgress(of: route) {
+                        return egress
+                    }
+                // A route over a link that is down or lost its carrier does not count; a shorter prefix may.
+                case .unreachable, .blackhole, .prohibit:
+                    return nil
+                case .throw:
+                    break search
+                case .unspecified, .nat, .externalResolve:
+                    continue
+                }
+            }
+        }
+        return nil
+    }
+
+    /// The first next hop's link that is up and running and not flagged dead or `linkdown`.
+    func usableEgress(of route: Route) -> Link? {
+        for hop in route.nextHops where hop.flags & NextHop.unusableFlags == 0 {
+            if let link = links[hop.interfaceIndex], link.isUsable {
+                return link
+            }
+        }
+        return nil
+    }
+
+    private func evaluateDefaultRoute(classify: (Link) -> NetworkPath.InterfaceType) -> NetworkPath {
+        let usable = routes.values.compactMap { route -> (Route, Link)? in
+            guard route.prefixLength == 0, route.kind == .unicast,
+                route.table == Route.tableMain || route.table == Route.tableDefault,
+                let egress = usableEgress(of: route)
+            else { return nil }
+            return (route, egress)
+        }
+        let best = usable.min { lhs, rhs in
+            // Lowest metric wins; IPv4 before IPv6 at equal metric; the index keeps the choice stable.
+            (lhs.0.priority, lhs.0.family == .ipv4 ? 0 : 1, lhs.1.index)
+                < (rhs.0.priority, rhs.0.family == .ipv4 ? 0 : 1, rhs.1.index)
+        }
+        guard let (_, egress) = best else { return NetworkPath(status: .notReachable) }
+        return .reachable(
+            via: egress.name,
+            type: classify(egress),
+            supportsIPv4: usable.contains { $0.0.family == .ipv4 },
+            supportsIPv6: usable.contains { $0.0.family == .ipv6 }
+        )
+    }
+}

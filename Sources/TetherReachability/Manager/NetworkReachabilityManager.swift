@@ -1,0 +1,311 @@
+public import Dispatch
+import Foundation
+public import NIOCore
+
+/// Monitors whether a destination is reachable, with AFNetworking's `AFNetworkReachabilityManager` semantics.
+///
+/// "Reachable" means the kernel would route a packet to the target over an interface that is up and running; it
+/// never means a server answers. Use it to explain a failure or to time a retry, not to gate a request.
+///
+/// ```swift
+/// let manager = NetworkReachabilityManager(domain: "example.com", callbackQueue: .global())
+/// manager.setReachabilityStatusChangeBlock { status in print(status) }
+/// manager.startMonitoring()
+/// print(manager.networkReachabilityStatus)   // already evaluated
+/// ```
+///
+/// Every member may be called from any thread. A manager that nobody retains stops monitoring when it is
+/// deallocated.
+public final class NetworkReachabilityManager: Sendable {
+    /// The shared "any route" manager (AFNetworking's `+sharedManager`), delivering on the main queue.
+    public static let shared = NetworkReachabilityManager()
+
+    private let monitor: any NetworkPathMonitoring
+    private let callbackQueue: DispatchQueue
+    private let retryInterval: Duration
+    private let state = Locked(ManagerState())
+
+    /// Creates an "any route" manager: reachable when a default route exists over a running interface
+    /// (AFNetworking's `+manager`, the zero address).
+    /// - Parameter callbackQueue: where the change block, the notification and `statusUpdates` are delivered.
+    ///   On Linux command-line tools the main queue only runs under `dispatchMain()` or an async `main`.
+    public convenience init(callbackQueue: DispatchQueue = .main) {
+        self.init(
+            monitor: Self.platformMonitor(for: .defaultRoute),
+            callbackQueue: callbackQueue,
+            retryInterval: .seconds(5)
+        )
+    }
+
+    /// Creates a manager for a host name (AFNetworking's `+managerForDomain:`): the name is resolved with
+    /// `getaddrinfo` when monitoring starts and after each network change; reachable when any address is.
+    /// - Parameters:
+    ///   - domain: the host name; must not be empty (a precondition).
+    ///   - callbackQueue: where callbacks are delivered.
+    public convenience init(domain: String, callbackQueue: DispatchQueue = .main) {
+        precondition(!domain.isEmpty, "NetworkReachabilityManager(domain:) needs a non-empty host name")
+        self.init(
+            monitor: Self.platformMonitor(for: .domain(domain)),
+            callbackQueue: callbackQueue,
+            retryInterval: .seconds(5)
+        )
+    }
+
+    /// Creates a manager for one IPv4 or IPv6 address (AFNetworking's `+managerForAddress:`).
+    /// - Parameters:
+    ///   - address: an IPv4 or IPv6 address (a precondition: not a Unix domain socket address); the port is
+    ///     ignored.
+    ///   - callbackQueue: where callbacks are delivered.
+    public convenience init(address: SocketAddress, callbackQueue: DispatchQueue = .main) {
+        guard let bytes = IPAddressBytes(address) else {
+            preconditionFailure("NetworkReachabilityManager(address:) needs an IPv4 or IPv6 address, not \(address)")
+        }
+        self.init(
+            monitor: Self.platformMonitor(for: .address(bytes)),
+            callbackQueue: callbackQueue,
+            retryInterval: .seconds(5)
+        )
+    }
+
+    /// Creates a manager over a given back-end (a fake in tests).
+    /// - Parameters:
+    ///   - monitor: the back-end; a monitor that reports inside `start` gives a synchronous first status.
+    ///   - callbackQueue: where callbacks are delivered.
+    public convenience init(monitor: any NetworkPathMonitoring, callbackQueue: DispatchQueue = .main) {
+        self.init(monitor: monitor, callbackQueue: callbackQueue, retryInterval: .seconds(5))
+    }
+
+    /// Creates a manager with a chosen retry interval for back-ends that fail to start.
+    init(monitor: any NetworkPathMonitoring, callbackQueue: DispatchQueue, retryInterval: Duration) {
+        self.monitor = monitor
+        self.callbackQueue = callbackQueue
+        self.retryInterval = retryInterval
+    }
+
+    deinit {
+        monitor.stop()
+        let streams = state.withLock { state in
+            defer { state.streams = [:] }
+            return state.streams.values.map(\.continuation)
+        }
+        for stream in streams {
+            stream.finish()
+        }
+    }
+
+    // MARK: Status
+
+    /// The last evaluated status; `.unknown` until the first evaluation. Kept when monitoring stops.
+    public var networkReachabilityStatus: NetworkReachabilityStatus { path.status }
+
+    /// Whether the status is reachable via WWAN, WiFi or Ethernet.
+    public var isReachable: Bool { networkReachabilityStatus.isReachable }
+
+    /// Whether the status is `.reachableViaWWAN`.
+    public var isReachableViaWWAN: Bool { networkReachabilityStatus == .reachableViaWWAN }
+
+    /// Whether the status is `.reachableViaWiFi`.
+    public var isReachableViaWiFi: Bool { networkReachabilityStatus == .reachableViaWiFi }
+
+    /// Whether the status is `.reachableViaEthernet`.
+    public var isReachableViaEthernet: Bool { networkReachabilityStatus == .reachableViaEthernet }
+
+    /// The last evaluation with its egress interface (with ``reportsEthernetAsWiFi`` applied).
+    public var path: NetworkPath {
+        state.withLock { $0.reportedPath }
+    }
+
+    /// Whether wired Ethernet is reported as `.reachableViaWiFi`, as AFNetworking did on macOS. Default `false`.
+    public var reportsEthernetAsWiFi: Bool {
+        get { state.withLock { $0.reportsEthernetAsWiFi } }
+        set { state.withLock { $0.reportsEthernetAsWiFi = newValue } }
+    }
+
+    /// Why the back-end could not evaluate: it could not start (the status stays `.unknown` and the start is
+    /// retried every 5 seconds) or it failed later (the last status is kept). Cleared by the next evaluation.
+    public var lastError: (any Error)? {
+        state.withLock { $0.lastError }
+    }
+
+    /// The status's English description ("Reachable via WiFi").
+    /// - Returns: `networkReachabilityStatus.localizedDescription`.
+    public func localizedNetworkReachabilityStatusString() -> String {
+        networkReachabilityStatus.localizedDescription
+    }
+
+    // MARK: Monitoring
+
+    /// Stops any monitoring, then starts again and evaluates before returning, so ``networkReachabilityStatus``
+    /// is valid at once; the callbacks for that first evaluation still arrive asynchronously on the callback queue.
+    ///
+    /// When the back-end cannot start, the status stays `.unknown`, ``lastError`` says why, and the start is
+    /// retried every 5 seconds while monitoring.
+    public func startMonitoring() {
+        stopMonitoring()
+        let generation = state.withLock { state in
+            state.generation &+= 1
+            state.isMonitoring = true
+            state.lastDelivered = nil
+            return state.generation
+        }
+        attemptStart(generation: generation)
+    }
+
+    /// Stops monitoring; no callback is delivered after it returns. The last status is kept.
+    public func stopMonitoring() {
+        let wasMonitoring = state.withLock { state in
+            defer {
+                state.isMonitoring = false
+                state.generation &+= 1
+            }
+            return state.isMonitoring
+        }
+        if wasMonitoring {
+            monitor.stop()
+        }
+    }
+
+    /// Sets the block called on the callback queue with each delivered status (the first after each start, then
+    /// every change of status or egress interface); `nil` removes it.
+    /// - Parameter block: the block, or `nil`.
+    public func setReachabilityStatusChangeBlock(_ block: (@Sendable (NetworkReachabilityStatus) -> Void)?) {
+        state.withLock { $0.changeBlock = block }
+    }
+
+    /// A new stream per access: the current status first (when monitoring), then every delivered status, after
+    /// the change block and the notification. Keeps the newest 16 when the reader falls behind; finishes when the
+    /// manager is deallocated.
+    public var statusUpdates: AsyncStream<NetworkReachabilityStatus> {
+        AsyncStream(bufferingPolicy: .bufferingNewest(16)) { continuation in
+            let id = state.withLock { state in
+                let id = state.nextStreamID
+                state.nextStreamID &+= 1
+                state.streams[id] = (continuation, state.deliverySequence)
+                if state.isMonitoring {
+                    continuation.yield(state.reportedPath.status)
+                }
+                return id
+            }
+            continuation.onTermination = { [weak self] _ in
+                self?.state.withLock { _ = $0.streams.removeValue(forKey: id) }
+            }
+        }
+    }
+
+    // MARK: Back-end events
+
+    private func attemptStart(generation: UInt64) {
+        let handler: @Sendable (NetworkPath) -> Void = { [weak self] path in
+            self?.receive(path, generation: generation)
+        }
+        do {
+            if let reporting = monitor as? any NetworkPathErrorReporting {
+                try reporting.start(handler) { [weak self] error in
+                    self?.receive(error, generation: generation)
+                }
+            } else {
+                try monitor.start(handler)
+            }
+        } catch {
+            let isCurrent = state.withLock { state in
+                guard state.generation == generation, state.isMonitoring else { return false }
+                state.lastError = error
+                return true
+            }
+            guard isCurrent else { return }
+            DispatchQueue.global().asyncAfter(deadline: .now() + Self.timeInterval(retryInterval)) { [weak self] in
+                guard let self, self.state.withLock({ $0.generation == generation && $0.isMonitoring }) else {
+                    return
+                }
+                self.attemptStart(generation: generation)
+            }
+        }
+    }
+
+    private func receive(_ path: NetworkPath, generation: UInt64) {
+        state.withLock { state in
+            guard state.generation == generation, state.isMonitoring else { return }
+            state.path = path
+            state.lastError = nil
+            let reported = state.reportedPath
+            let key = ManagerState.DeliveryKey(status: reported.status, interfaceName: reported.interfaceName)
+            guard key != state.lastDelivered else { return }
+            state.lastDelivered = key
+            state.deliverySequence &+= 1
+            let sequence = state.deliverySequence
+            // Enqueued under the lock so deliveries keep the order of evaluations from any thread.
+            callbackQueue.async { [weak self] in
+                self?.deliver(reported.status, sequence: sequence, generation: generation)
+            }
+        }
+    }
+
+    private func receive(_ error: any Error, generation: UInt64) {
+        state.withLock { state in
+            guard state.generation == generation, state.isMonitoring else { return }
+            state.lastError = error
+        }
+    }
+
+    private func deliver(_ status: NetworkReachabilityStatus, sequence: UInt64, generation: UInt64) {
+        let delivery = state.withLock { state -> (ManagerState.ChangeBlock?, [ManagerState.Continuation])? in
+            guard state.generation == generation, state.isMonitoring else { return nil }
+            let streams = state.streams.values.filter { $0.createdAt < sequence }.map(\.continuation)
+            return (state.changeBlock, streams)
+        }
+        guard let (block, streams) = delivery else { return }
+        block?(status)
+        NotificationCenter.default.post(
+            name: .networkReachabilityDidChange,
+            object: self,
+            userInfo: [NetworkReachabilityNotificationStatusItem: status.rawValue]
+        )
+        for stream in streams {
+            stream.yield(status)
+        }
+    }
+
+    private static func timeInterval(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+
+    private static func platformMonitor(for target: ReachabilityTarget) -> any NetworkPathMonitoring {
+        #if os(Linux)
+        NetlinkPathMonitor(target: target)
+        #elseif canImport(Network)
+        NWPathMonitorBackend()
+        #else
+        UnavailablePathMonitor()
+        #endif
+    }
+}
+
+/// The manager's mutable state, behind its lock.
+private struct ManagerState {
+    typealias ChangeBlock = @Sendable (NetworkReachabilityStatus) -> Void
+    typealias Continuation = AsyncStream<NetworkReachabilityStatus>.Continuation
+
+    /// What makes two evaluations different for delivery: the status or the egress interface.
+    struct DeliveryKey: Hashable {
+        var status: NetworkReachabilityStatus
+        var interfaceName: String?
+    }
+
+    var generation: UInt64 = 0
+    var isMonitoring = false
+    var path = NetworkPath(status: .unknown)
+    var reportsEthernetAsWiFi = false
+    var lastError: (any Error)?
+    var lastDelivered: DeliveryKey?
+    var changeBlock: ChangeBlock?
+    var deliverySequence: UInt64 = 0
+    var nextStreamID: UInt64 = 0
+    /// Each stream with the delivery sequence number current when it was made (it already holds that status).
+    var streams: [UInt64: (continuation: Continuation, createdAt: UInt64)] = [:]
+
+    /// The back-end's path with `reportsEthernetAsWiFi` applied.
+    var reportedPath: NetworkPath {
+        reportsEthernetAsWiFi ? path.reportingEthernetAsWiFi() : path
+    }
+}
