@@ -1,0 +1,280 @@
+public import Logging
+import NIOConcurrencyHelpers
+public import NIOCore
+public import NIOPosix
+
+/// A TCP connection for Swift concurrency: `try await connection.read(toLength: 7)`.
+///
+/// The async face of the same engine that serves ``AsyncSocket``. Reads are served one at a time in the order they
+/// reach the connection, and so are writes. A read that times out, exceeds its maximum length, is cancelled or
+/// meets the end of the stream throws and **consumes nothing**: its bytes stay buffered for the next read. A write
+/// that times out or is cancelled throws, but its bytes stay queued and go out in order. Only I/O errors and
+/// ``close()`` end the connection.
+///
+/// ```swift
+/// let connection = try await TCPConnection.connect(host: "localhost", port: 7000)
+/// try await connection.write(ByteBuffer(string: "PING\r\n"))
+/// let line = try await connection.read(upTo: [0x0D, 0x0A], timeout: .seconds(5))
+/// try await connection.close()
+/// ```
+public final class TCPConnection: Sendable {
+    let channel: any Channel
+    let engine: NIOLoopBound<SocketEngine>
+    let logger: Logger?
+
+    init(channel: any Channel, engine: SocketEngine, logger: Logger?) {
+        self.channel = channel
+        self.engine = NIOLoopBound(engine, eventLoop: channel.eventLoop)
+        self.logger = logger
+    }
+
+    /// On the channel's loop: wraps a connected channel with an async-face engine.
+    static func adopt(_ channel: any Channel, logger: Logger?) throws -> TCPConnection {
+        let engine = SocketEngine(eventLoop: channel.eventLoop, owner: AsyncFaceOwner(), policy: .asyncFace)
+        try channel.pipeline.syncOperations.addHandler(engine)
+        return TCPConnection(channel: channel, engine: engine, logger: logger)
+    }
+
+    /// Connects to `host` (a name, an IP literal or `localhost`): the name is resolved off the event loop, IPv4 is
+    /// tried first and IPv6 300 ms later when the name has both; the first to connect wins.
+    /// - Parameters:
+    ///   - host: the peer's name or address.
+    ///   - port: 1...65535.
+    ///   - timeout: covers resolution and connecting.
+    ///   - eventLoopGroup: the engine's event loops.
+    ///   - logger: where to log at debug level.
+    /// - Throws: ``AsyncSocketError``: `.badParam` for an empty host or a bad port, `.connectTimeout`, or `.other`
+    ///   with the POSIX or DNS error.
+    public static func connect(
+        host: String,
+        port: Int,
+        timeout: Duration = .seconds(10),
+        on eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger? = nil
+    ) async throws -> TCPConnection {
+        guard !host.isEmpty else { throw AsyncSocketError.badParam("Empty host") }
+        guard (1...65_535).contains(port) else { throw AsyncSocketError.badParam("Port \(port) is out of range") }
+        return try await connect(target: .host(host, port: port), timeout: timeout, on: eventLoopGroup, logger: logger)
+    }
+
+    /// Connects to an IPv4, IPv6 or unix-domain address.
+    /// - Throws: ``AsyncSocketError`` as ``connect(host:port:timeout:on:logger:)``.
+    public static func connect(
+        to address: SocketAddress,
+        timeout: Duration = .seconds(10),
+        on eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger? = nil
+    ) async throws -> TCPConnection {
+        let target: TCPConnector.Target
+        switch address {
+        case .unixDomainSocket:
+            target = .unixPath(address.pathname ?? "")
+        default:
+            guard let port = address.port, (1...65_535).contains(port) else {
+                throw AsyncSocketError.badParam("Port \(address.port ?? 0) is out of range")
+            }
+            target = .address(address)
+        }
+        return try await connect(target: target, timeout: timeout, on: eventLoopGroup, logger: logger)
+    }
+
+    private static func connect(
+        target: TCPConnector.Target,
+        timeout: Duration,
+        on eventLoopGroup: any EventLoopGroup,
+        logger: Logger?
+    ) async throws -> TCPConnection {
+        let loop = eventLoopGroup.next()
+        let timeAmount = TimeAmount(timeout)
+        let connectorBox = NIOLockedValueBoxOfConnector()
+        let channel: any Channel = try await withTaskCancellationHandler {
+            try await loop.submit {
+                var options = TCPConnector.Options()
+                options.timeout = timeAmount
+                let connector = TCPConnector(target: target, options: options, eventLoop: loop)
+                connectorBox.set(NIOLoopBound(connector, eventLoop: loop))
+                return connector.start()
+            }.flatMap { $0 }.get()
+        } onCancel: {
+            loop.execute {
+                connectorBox.get()?.value.cancel(with: CancellationError())
+            }
+        }
+        logger?.debug("connected", metadata: ["remote": "\(channel.remoteAddress.map { "\($0)" } ?? "?")"])
+        do {
+            return try await channel.eventLoop.submit { try adopt(channel, logger: logger) }.get()
+        } catch {
+            channel.close(promise: nil)
+            throw AsyncSocketError.wrapping(error, function: "connect")
+        }
+    }
+
+    /// The peer's address.
+    public var remoteAddress: SocketAddress { channel.remoteAddress! }
+
+    /// The local address.
+    public var localAddress: SocketAddress { channel.localAddress! }
+
+    /// Whether the connection is encrypted (TLS arrives with its own issue; always false today).
+    public var isSecure: Bool { false }
+
+    // MARK: reading
+
+    /// Reads exactly `length` bytes.
+    /// - Parameters:
+    ///   - length: ≥ 0; 0 returns an empty buffer.
+    ///   - timeout: nil = none; zero or negative fails at once unless the buffer holds enough.
+    /// - Throws: `.badParam` (negative length), `.readTimeout`, `.closed` (the peer closed first; the partial bytes
+    ///   stay buffered), `CancellationError`. Nothing is consumed when it throws.
+    public func read(toLength length: Int, timeout: Duration? = nil) async throws -> ByteBuffer {
+        guard length >= 0 else { throw AsyncSocketError.badParam("Negative length \(length)") }
+        if length == 0 { return ByteBuffer() }
+        return try await read(.length(length), timeout: timeout)!
+    }
+
+    /// Reads the bytes up to and including `separator` (as the original).
+    /// - Parameters:
+    ///   - separator: not empty.
+    ///   - maxLength: the most bytes the result may have, separator included; ≥ `separator.count`.
+    ///   - timeout: nil = none.
+    /// - Throws: `.badParam`, `.readMaxedOut` (no separator within `maxLength`), `.readTimeout`, `.closed`,
+    ///   `CancellationError`; nothing is consumed when it throws.
+    public func read(upTo separator: [UInt8], maxLength: Int = 65_536, timeout: Duration? = nil) async throws
+        -> ByteBuffer
+    {
+        guard !separator.isEmpty else { throw AsyncSocketError.badParam("Empty separator") }
+        guard maxLength >= separator.count else {
+            throw AsyncSocketError.badParam("maxLength \(maxLength) is shorter than the separator")
+        }
+        return try await read(.separator(separator, maxLength: maxLength), timeout: timeout)!
+    }
+
+    /// Reads what is available: at least 1 byte, at most `maxLength`.
+    /// - Returns: the bytes, or nil once the peer closed and every byte has been read.
+    /// - Throws: `.badParam` (`maxLength < 1`), `.readTimeout`, `CancellationError`.
+    public func readAvailable(maxLength: Int = 65_536, timeout: Duration? = nil) async throws -> ByteBuffer? {
+        guard maxLength >= 1 else { throw AsyncSocketError.badParam("maxLength must be at least 1") }
+        return try await read(.available(maxLength: maxLength), timeout: timeout)
+    }
+
+    func read(_ kind: ReadKind, timeout: Duration?) async throws -> ByteBuffer? {
+        let idBox = OperationID()
+        let engine = self.engine
+        let loop = channel.eventLoop
+        let time = timeout.map { TimeAmount($0) }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ByteBuffer?, any Error>) in
+                if Task.isCancelled {
+                    continuation.resume(throwing: CancellationError())
+                    return
+                }
+                loop.execute {
+                    idBox.set(engine.value.enqueueRead(kind, timeout: time, waiter: .task(continuation)))
+                }
+            }
+        } onCancel: {
+            loop.execute {
+                if let id = idBox.get() { engine.value.cancelRead(id: id, error: CancellationError()) }
+            }
+        }
+    }
+
+    // MARK: writing
+
+    /// Writes `buffer`; returns once every byte was handed to the kernel.
+    /// - Throws: `.writeTimeout` or `CancellationError` (the bytes still go out, in order), `.closed`, or the I/O
+    ///   error that ended the connection.
+    public func write(_ buffer: ByteBuffer, timeout: Duration? = nil) async throws {
+        guard buffer.readableBytes > 0 else { return }
+        let idBox = OperationID()
+        let engine = self.engine
+        let loop = channel.eventLoop
+        let time = timeout.map { TimeAmount($0) }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                loop.execute {
+                    idBox.set(engine.value.enqueueWrite(buffer, timeout: time, waiter: .task(continuation)))
+                }
+            }
+        } onCancel: {
+            loop.execute {
+                if let id = idBox.get() { engine.value.abandonWrite(id: id, error: CancellationError()) }
+            }
+        }
+    }
+
+    /// Writes a sequence of bytes (one copy into a buffer).
+    public func write<Bytes: Sequence & Sendable>(contentsOf bytes: Bytes, timeout: Duration? = nil) async throws
+    where Bytes.Element == UInt8 {
+        var buffer = channel.allocator.buffer(capacity: bytes.underestimatedCount)
+        buffer.writeBytes(bytes)
+        try await write(buffer, timeout: timeout)
+    }
+
+    // MARK: closing
+
+    /// Sends a FIN: the peer sees the end of the stream; reading goes on.
+    public func halfClose() async throws {
+        let engine = self.engine
+        let loop = channel.eventLoop
+        try await loop.flatSubmit {
+            let promise = loop.makePromise(of: Void.self)
+            engine.value.halfClose(promise: promise)
+            return promise.futureResult
+        }.get()
+    }
+
+    /// Closes the connection; pending reads and writes throw `.closed`. Idempotent.
+    public func close() async throws {
+        let engine = self.engine
+        try await channel.eventLoop.submit {
+            engine.value.close(error: nil)
+        }.get()
+    }
+}
+
+/// The async face needs no callbacks: results go straight to the awaiting tasks.
+final class AsyncFaceOwner: SocketEngineOwner {
+    func engineDidActivate(_ engine: SocketEngine) {}
+    func engine(_ engine: SocketEngine, didRead bytes: ByteBuffer, tag: Int, destination: CallerBuffer?) {}
+    func engine(_ engine: SocketEngine, didReadPartialDataOfLength length: Int, tag: Int) {}
+    func engine(_ engine: SocketEngine, didWriteDataWithTag tag: Int) {}
+    func engine(_ engine: SocketEngine, didWritePartialDataOfLength length: Int, tag: Int) {}
+    func engine(
+        _ engine: SocketEngine,
+        shouldTimeout kind: SocketEngine.OperationKind,
+        tag: Int,
+        elapsed: TimeAmount,
+        bytesDone: Int,
+        respond: @escaping (TimeAmount) -> Void
+    ) { respond(.zero) }
+    func engineReadStreamDidClose(_ engine: SocketEngine) {}
+    func engineDidClose(_ engine: SocketEngine, error: AsyncSocketError?) {}
+}
+
+/// The id of an operation, set on the event loop and read by a cancellation handler (also on the event loop;
+/// the lock makes the hand-over between the two closures safe).
+final class OperationID: Sendable {
+    private let value = NIOLockedValueBox<UInt64?>(nil)
+    func set(_ id: UInt64) { value.withLockedValue { $0 = id } }
+    func get() -> UInt64? { value.withLockedValue { $0 } }
+}
+
+/// Holds the connector of a pending connect for its cancellation handler.
+final class NIOLockedValueBoxOfConnector: Sendable {
+    private let value = NIOLockedValueBox<NIOLoopBound<TCPConnector>?>(nil)
+    func set(_ connector: NIOLoopBound<TCPConnector>) { value.withLockedValue { $0 = connector } }
+    func get() -> NIOLoopBound<TCPConnector>? { value.withLockedValue { $0 } }
+}
+
+extension TimeAmount {
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        let nanos = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if nanos.overflow {
+            self = .nanoseconds(seconds < 0 ? Int64.min / 2 : Int64.max / 2)
+        } else {
+            self = .nanoseconds(nanos.partialValue + attoseconds / 1_000_000_000)
+        }
+    }
+}

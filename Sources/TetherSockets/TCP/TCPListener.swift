@@ -1,0 +1,123 @@
+public import Logging
+import NIOConcurrencyHelpers
+public import NIOCore
+public import NIOPosix
+
+/// A listening TCP socket whose accepted connections arrive as an async sequence.
+///
+/// ```swift
+/// let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
+/// for try await connection in listener.connections {
+///     Task { try await echo(connection) }
+/// }
+/// ```
+public final class TCPListener: Sendable {
+    private let channel: any Channel
+    private let stream: AsyncThrowingStream<TCPConnection, any Error>
+    private let iterating = NIOLockedValueBox(false)
+
+    private init(channel: any Channel, stream: AsyncThrowingStream<TCPConnection, any Error>) {
+        self.channel = channel
+        self.stream = stream
+    }
+
+    /// Binds and listens.
+    /// - Parameters:
+    ///   - host: an IP literal, `localhost` (IPv4 loopback) or a name resolved off the event loop.
+    ///   - port: 0...65535; 0 picks a free port (see ``localPort``).
+    ///   - backlog: the kernel's queue of pending connections.
+    ///   - eventLoopGroup: the engine's event loops.
+    ///   - logger: where to log at debug level.
+    /// - Throws: ``AsyncSocketError``: `.badParam` for a bad port or empty host, `.other` with the POSIX error of
+    ///   a failed bind.
+    public static func bind(
+        host: String,
+        port: Int,
+        backlog: Int = 256,
+        on eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger? = nil
+    ) async throws -> TCPListener {
+        guard !host.isEmpty else { throw AsyncSocketError.badParam("Empty host") }
+        guard (0...65_535).contains(port) else { throw AsyncSocketError.badParam("Port \(port) is out of range") }
+        guard backlog >= 1 else { throw AsyncSocketError.badParam("Backlog must be at least 1") }
+        let loop = eventLoopGroup.next()
+        let addresses = try await HostResolver.resolve(host: host, port: port, on: loop).get()
+        guard let address = addresses.first else { throw AsyncSocketError.badParam("No address for \(host)") }
+        let (stream, continuation) = AsyncThrowingStream<TCPConnection, any Error>.makeStream()
+        let channel: any Channel
+        do {
+            channel = try await ServerBootstrap(group: eventLoopGroup)
+                .serverChannelOption(.backlog, value: Int32(clamping: backlog))
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.autoRead, value: false)
+                .childChannelOption(.allowRemoteHalfClosure, value: true)
+                .childChannelInitializer { child in
+                    child.eventLoop.makeCompletedFuture {
+                        let connection = try TCPConnection.adopt(child, logger: logger)
+                        if case .terminated = continuation.yield(connection) {
+                            child.close(promise: nil)
+                        }
+                    }
+                }
+                .bind(to: address)
+                .get()
+        } catch {
+            continuation.finish()
+            throw AsyncSocketError.wrapping(error, function: "bind")
+        }
+        channel.closeFuture.whenComplete { _ in continuation.finish() }
+        logger?.debug("listening", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
+        return TCPListener(channel: channel, stream: stream)
+    }
+
+    /// The bound address.
+    public var localAddress: SocketAddress { channel.localAddress! }
+
+    /// The bound port (the real one after binding port 0).
+    public var localPort: Int { channel.localAddress?.port ?? 0 }
+
+    /// The accepted connections, in order; ends after ``close()``. One consumer at a time: a second concurrent
+    /// iterator throws `.badConfig`.
+    public var connections: Connections { Connections(listener: self) }
+
+    /// Stops accepting; connections already accepted stay open.
+    public func close() async throws {
+        do {
+            try await channel.close()
+        } catch ChannelError.alreadyClosed {
+            return
+        }
+    }
+
+    /// The accepted connections of a listener.
+    public struct Connections: AsyncSequence, Sendable {
+        /// Each element is an accepted connection.
+        public typealias Element = TCPConnection
+        let listener: TCPListener
+
+        /// Starts iterating.
+        public func makeAsyncIterator() -> AsyncIterator {
+            let claimed = listener.iterating.withLockedValue { busy -> Bool in
+                if busy { return false }
+                busy = true
+                return true
+            }
+            return AsyncIterator(base: claimed ? listener.stream.makeAsyncIterator() : nil, listener: listener)
+        }
+
+        /// Iterates the accepted connections.
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            var base: AsyncThrowingStream<TCPConnection, any Error>.AsyncIterator?
+            let listener: TCPListener
+
+            /// The next accepted connection, or nil after ``TCPListener/close()``.
+            /// - Throws: `.badConfig` for a second concurrent iterator.
+            public mutating func next() async throws -> TCPConnection? {
+                guard base != nil else {
+                    throw AsyncSocketError.badConfig("The connections of a listener have one consumer at a time")
+                }
+                return try await base!.next()
+            }
+        }
+    }
+}
