@@ -1,0 +1,34 @@
+import ArgumentParser
+import Foundation
+
+/// `tether demo`: a self-contained tour on 127.0.0.1, one `✓ step` line per capability that works.
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Run a self-contained tour of what works, on loopback."
+    )
+
+    @Flag(help: "Keep the temporary files the demo writes.")
+    var keepFiles = false
+
+    @OptionGroup var common: CommonOptions
+
+    /// The steps, in order; each returns a one-line summary or throws.
+    static let steps: [(name: String, run: @Sendable () async throws -> String)] = [
+        ("TCP, delegate face: the seed's STX frames, header and body read by tags", DemoSteps.delegateFaceFrames),
+        ("TCP, async face: echo through TCPListener and TCPConnection", DemoSteps.asyncFaceEcho),
+    ]
+
+    func run() async throws {
+        for step in Self.steps {
+            do {
+                let summary = try await step.run()
+                Terminal.line("✓ \(step.name): \(summary)")
+            } catch {
+                Terminal.line("✗ \(step.name)")
+                Terminal.error("error: \(error)")
+                throw ExitCode.failure
+            }
+        }
+    }
+}

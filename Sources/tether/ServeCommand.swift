@@ -1,0 +1,57 @@
+import ArgumentParser
+import NIOCore
+import TetherSockets
+
+/// `tether serve`: an echo or discard server on the async face.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run an echo (default) or discard server until SIGINT/SIGTERM."
+    )
+
+    @Option(help: "The address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "The port to listen on; 0 picks a free one.")
+    var port = 0
+
+    @Flag(help: "Echo what each client sends (the default).")
+    var echo = false
+
+    @Flag(help: "Read and drop what each client sends.")
+    var discard = false
+
+    @OptionGroup var common: CommonOptions
+
+    func validate() throws {
+        if echo && discard { throw ValidationError("--echo and --discard exclude each other.") }
+        if !(0...65_535).contains(port) { throw ValidationError("--port must be within 0...65535.") }
+    }
+
+    func run() async throws {
+        Terminal.exitOnSignals()
+        let listener: TCPListener
+        do {
+            listener = try await TCPListener.bind(host: host, port: port)
+        } catch {
+            Terminal.error("error: \(error)")
+            throw ExitCode.failure
+        }
+        Terminal.line("listening on \(host):\(listener.localPort)")
+        let discard = self.discard
+        try await withThrowingDiscardingTaskGroup { group in
+            for try await connection in listener.connections {
+                group.addTask {
+                    do {
+                        while let chunk = try await connection.readAvailable() {
+                            if !discard { try await connection.write(chunk) }
+                        }
+                    } catch {
+                        // One client's failure never stops the server.
+                    }
+                    try? await connection.close()
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,284 @@
+import Foundation
+import NIOCore
+import Testing
+import TetherSockets
+
+@Suite(.timeLimit(.minutes(1)))
+struct AsyncSocketConnectingTests {
+    @Test func connectsAndAcceptsWithAnEchoRoundTrip() async throws {
+        let server = try EchoServer()
+        defer { server.stop() }
+        let recorder = SocketRecorder()
+        let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        try client.connect(toHost: "127.0.0.1", onPort: server.port, withTimeout: 5)
+        #expect(!client.isConnected && !client.isDisconnected)
+        client.write(Data("hello\r\n"), withTimeout: 5, tag: 1)
+        client.readData(to: AsyncSocket.crlfData(), withTimeout: 5, tag: 2)
+        let events = try await recorder.wait { $0.contains(.read(Data("hello\r\n"), tag: 2)) }
+        #expect(events.first == .connected(host: "127.0.0.1", port: server.port))
+        #expect(events.contains(.wrote(tag: 1)))
+        #expect(client.isConnected)
+        #expect(client.connectedHost == "127.0.0.1")
+        #expect(client.connectedPort == server.port)
+        #expect(client.localHost == "127.0.0.1")
+        #expect(client.localPort != 0)
+        #expect(client.isIPv4 && !client.isIPv6)
+        #expect(client.connectedAddress.map(AsyncSocket.port(fromAddress:)) == server.port)
+        client.disconnect()
+        let error = try await recorder.waitForDisconnect()
+        #expect(error == nil)
+        #expect(client.isDisconnected)
+        #expect(recorder.events.disconnectCount == 1)
+    }
+
+    @Test func listenerReportsItsPortAndIsNotConnected() throws {
+        let server = try EchoServer(interface: nil)
+        defer { server.stop() }
+        #expect(server.port != 0)
+        #expect(!server.socket.isConnected)
+        #expect(!server.socket.isDisconnected)
+        #expect(server.socket.isIPv4 && server.socket.isIPv6)
+    }
+
+    @Test func localhostReachesAnIPv6OnlyListenerThroughTheAlternateFamily() async throws {
+        let server = try EchoServer(interface: "::1")
+        defer { server.stop() }
+        let recorder = SocketRecorder()
+        let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        #expect(client.isIPv4PreferredOverIPv6)
+        try client.connect(toHost: "localhost", onPort: server.port, withTimeout: 5)
+        let events = try await recorder.wait { $0.contains { if case .connected = $0 { true } else { false } } }
+        #expect(events.first == .connected(host: "::1", port: server.port))
+        #expect(client.isIPv6)
+        client.disconnect()
+    }
+
+    @Test(arguments: [true, false])
+    func preferenceChoosesTheFamilyTriedFirst(preferIPv4: Bool) async throws {
+        let server = try EchoServer(interface: "localhost")
+        defer { server.stop() }
+        let recorder = SocketRecorder()
+        let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        client.isIPv4PreferredOverIPv6 = preferIPv4
+        client.alternateAddressDelay = 2
+        try client.connect(toHost: "localhost", onPort: server.port, withTimeout: 5)
+        let events = try await recorder.wait { $0.contains { if case .connected = $0 { true } else { false } } }
+        #expect(events.first == .connected(host: preferIPv4 ? "127.0.0.1" : "::1", port: server.port))
+        client.disconnect()
+    }
+
+    @Test func disabledFamilyIsNotUsed() async throws {
+        let server = try EchoServer(interface: "localhost")
+        defer { server.stop() }
+        let recorder = SocketRecorder()
+        let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        client.isIPv4Enabled = false
+        try client.connect(toHost: "localhost", onPort: server.port, withTimeout: 5)
+        let events = try await recorder.wait { $0.contains { if case .connected = $0 { true } else { false } } }
+        #expect(events.first == .connected(host: "::1", port: server.port))
+        client.disconnect()
+    }
+
+    @Test func connectsToSockaddrBytes() async throws {
+        let server = try EchoServer()
+        defer { server.stop() }
+        let address = try #require(try AsyncSocket.lookupHost("127.0.0.1", port: server.port).first)
+        #expect(AsyncSocket.isIPv4Address(address))
+        #expect(AsyncSocket.host(fromAddress: address) == "127.0.0.1")
+        let recorder = SocketRecorder()
+        let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        try client.connect(toAddress: address, withTimeout: 5)
+        try await recorder.wait { $0.contains(.connected(host: "127.0.0.1", port: server.port)) }
+        client.disconnect()
+    }
+
+    @Test func connectsViaAnInterfaceWithAFixedLocalPort() async throws {
+        let server = try EchoServer()
+        defer { server.stop() }
+        let probe = try RawListener()
+        let freePort = probe.port
+        probe.close()
+        let recorder = SocketRecorder()
+        let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        try client.connect(toHost: "127.0.0.1", onPort: server.port, viaInterface: "lo:\(freePort)", withTimeout: 5)
+        try await recorder.wait { $0.contains { if case .connected = $0 { true } else { false } } }
+        #expect(client.localPort == freePort)
+        #expect(client.localHost == "127.0.0.1")
+        client.disconnect()
+    }
+
+    @Test func unixDomainSocketsConnectAndAccept() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("tether-\(UUID().uuidString).sock")
+        FileManager.default.createFile(atPath: path.path, contents: Data("stale"))
+        defer { try? FileManager.default.removeItem(at: path) }
+        let serverRecorder = SocketRecorder(label: "unix-server")
+        serverRecorder.onAccept = { _, child in child.readData(toLength: 4, withTimeout: 5, tag: 5) }
+        let server = AsyncSocket(delegate: serverRecorder, delegateQueue: serverRecorder.queue)
+        try server.accept(on: path)
+        defer { server.disconnect() }
+        let recorder = SocketRecorder()
+        let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        try client.connect(to: path, withTimeout: 5)
+        client.write(Data("ping"), withTimeout: 5, tag: 1)
+        try await recorder.wait { $0.contains(.connectedURL(path.path)) }
+        #expect(client.connectedUrl?.path == path.path)
+        try await serverRecorder.wait { $0.contains(.read(Data("ping"), tag: 5)) }
+        client.disconnect()
+    }
+
+    @Test func acceptedSocketsInheritOnlyTheDelegateQueueAndDelivery() async throws {
+        let listenerRecorder = SocketRecorder(label: "listener")
+        let listener = AsyncSocket(delegate: listenerRecorder, delegateQueue: listenerRecorder.queue)
+        listener.autoDisconnectOnClosedReadStream = false
+        listener.isIPv4PreferredOverIPv6 = false
+        listener.userData = "listener data"
+        try listener.accept(onInterface: "127.0.0.1", port: 0)
+        defer { listener.disconnect() }
+        let peer = try await onThread { try RawPeer.connect(port: listener.localPort) }
+        defer { peer.close() }
+        try await listenerRecorder.wait { $0.contains(.accepted) }
+        let child = try #require(listenerRecorder.acceptedSockets.first)
+        #expect(child.isConnected)
+        #expect(child.delegate === listenerRecorder)
+        #expect(child.delegateQueue === listenerRecorder.queue)
+        #expect(child.autoDisconnectOnClosedReadStream)
+        #expect(child.isIPv4PreferredOverIPv6)
+        #expect(child.userData == nil)
+        #expect(child.connectedHost == "127.0.0.1")
+        #expect(!listenerRecorder.events.contains { if case .connected = $0 { true } else { false } })
+        child.disconnect()
+    }
+
+    @Test func adoptsAConnectedDescriptor() async throws {
+        let listener = try RawListener()
+        defer { listener.close() }
+        let peer = try await onThread { try RawPeer.connect(port: listener.port) }
+        let accepted = try await onThread { listener.accept() }
+        defer { accepted.close() }
+        let recorder = SocketRecorder()
+        let socket = try AsyncSocket(fromConnectedSocketFD: peer.fd, delegate: recorder, delegateQueue: recorder.queue)
+        #expect(socket.isConnected)
+        #expect(socket.connectedPort == listener.port)
+        socket.readData(toLength: 3, withTimeout: 5, tag: 1)
+        accepted.send("abc")
+        try await recorder.wait { $0.contains(.read(Data("abc"), tag: 1)) }
+        #expect(recorder.events.first == .connected(host: "127.0.0.1", port: listener.port))
+        socket.disconnect()
+    }
+
+    @Test func adoptingANonInetDescriptorFails() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        defer {
+            close(fds[0])
+            close(fds[1])
+        }
+        #expect(throws: AsyncSocketError.self) { try AsyncSocket(fromConnectedSocketFD: fds[0]) }
+    }
+
+    // MARK: unhappy paths
+
+    @Test func refusedConnectionReportsThePOSIXError() async throws {
+        let probe = try RawListener()
+        let port = probe.port
+        probe.close()
+        let recorder = SocketRecorder()
+        let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        try client.connect(toHost: "127.0.0.1", onPort: port, withTimeout: 5)
+        let error = try #require(try await recorder.waitForDisconnect())
+        #expect(error.code == .other)
+        #expect(error.domain == .posix)
+        #expect(error.posixErrorCode == .ECONNREFUSED)
+        #expect(recorder.events.count == 1)
+    }
+
+    @Test func connectTimesOutAgainstAFullBacklog() async throws {
+        let listener = try RawListener(backlog: 0)
+        defer { listener.close() }
+        // Fill the accept queue; further handshakes are dropped by the kernel and never complete.
+        var fillers: [RawPeer] = []
+        for _ in 0..<4 {
+            if let filler = try? await onThread({ () throws -> RawPeer? in
+                try? RawPeer.connectNonBlocking(port: listener.port)
+            }) {
+                fillers.append(filler)
+            }
+        }
+        defer { fillers.forEach { $0.close() } }
+        let recorder = SocketRecorder()
+        let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        try client.connect(toHost: "127.0.0.1", onPort: listener.port, withTimeout: 0.5)
+        let error = try #require(try await recorder.waitForDisconnect())
+        #expect(error.code == .connectTimeout)
+        #expect(error.message == "Attempt to connect to host timed out")
+    }
+
+    @Test func unresolvableNameReportsADNSError() async throws {
+        let recorder = SocketRecorder()
+        let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        try client.connect(toHost: "no-such-host.invalid", onPort: 80, withTimeout: 10)
+        let error = try #require(try await recorder.waitForDisconnect(timeout: .seconds(20)))
+        #expect(error.code == .other)
+        #expect(error.domain == .netDB)
+        #expect(error.underlying is DNSLookupError)
+    }
+
+    @Test func badConfigurationAndParametersThrow() throws {
+        let recorder = SocketRecorder()
+        let noDelegate = AsyncSocket()
+        expectSocketError(.badConfig) { try noDelegate.connect(toHost: "127.0.0.1", onPort: 1) }
+        let noQueue = AsyncSocket(delegate: recorder)
+        expectSocketError(.badConfig) { try noQueue.accept(onPort: 0) }
+        let socket = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        expectSocketError(.badParam) { try socket.connect(toHost: "", onPort: 1) }
+        expectSocketError(.badParam) { try socket.connect(toAddress: Data([1, 2, 3])) }
+        expectSocketError(.badParam) { try socket.connect(toHost: "127.0.0.1", onPort: 1, viaInterface: "nosuchif0", withTimeout: 1) }
+        expectSocketError(.badParam) { try socket.accept(onInterface: "nosuchif0", port: 0) }
+        socket.isIPv4Enabled = false
+        socket.isIPv6Enabled = false
+        expectSocketError(.badConfig) { try socket.connect(toHost: "127.0.0.1", onPort: 1) }
+        #expect(socket.isDisconnected)
+    }
+
+    @Test func startingTwiceIsABadConfiguration() throws {
+        let server = try EchoServer()
+        defer { server.stop() }
+        expectSocketError(.badConfig) { try server.socket.accept(onPort: 0) }
+        expectSocketError(.badConfig) { try server.socket.connect(toHost: "127.0.0.1", onPort: 1) }
+    }
+
+    @Test func bindingAPortInUseThrowsAtOnce() throws {
+        let server = try EchoServer()
+        defer { server.stop() }
+        let recorder = SocketRecorder()
+        let second = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        let error = expectSocketError(.other) { try second.accept(onInterface: "127.0.0.1", port: server.port) }
+        #expect(error?.posixErrorCode == .EADDRINUSE)
+        #expect(second.isDisconnected)
+    }
+
+    @Test func aClosedSocketCanBeReused() async throws {
+        let server = try EchoServer()
+        defer { server.stop() }
+        let recorder = SocketRecorder()
+        let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        for round in 1...2 {
+            try client.connect(toHost: "127.0.0.1", onPort: server.port, withTimeout: 5)
+            client.write(Data("r\(round)"), withTimeout: 5, tag: round)
+            client.readData(toLength: 2, withTimeout: 5, tag: round)
+            try await recorder.wait { $0.contains(.read(Data("r\(round)"), tag: round)) }
+            client.disconnect()
+            try await recorder.wait { $0.disconnectCount == round }
+        }
+    }
+}
+
+extension RawPeer {
+    /// Starts a connect without waiting for it (for filling a backlog).
+    static func connectNonBlocking(port: UInt16) throws -> RawPeer {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        let address = try SocketAddress(ipAddress: "127.0.0.1", port: Int(port))
+        _ = address.withSockAddr { Glibc.connect(fd, $0, socklen_t($1)) }
+        return RawPeer(fd: fd)
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import NIOCore
+import Testing
+import TetherSockets
+
+/// A delegate-face client connected to a raw POSIX peer, for byte-exact tests.
+struct RawConnection {
+    let socket: AsyncSocket
+    let recorder: SocketRecorder
+    let peer: RawPeer
+    let listener: RawListener
+
+    func close() {
+        socket.disconnect()
+        peer.close()
+        listener.close()
+    }
+}
+
+func connectToRawPeer(
+    delivery: AsyncSocket.CallbackDelivery = .delegateQueue,
+    configure: (AsyncSocket) -> Void = { _ in }
+) async throws -> RawConnection {
+    let listener = try RawListener()
+    let recorder = SocketRecorder(label: "client")
+    if delivery == .eventLoop { recorder.checksQueue = false }
+    let socket = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+    socket.callbackDelivery = delivery
+    configure(socket)
+    try socket.connect(toHost: "127.0.0.1", onPort: listener.port, withTimeout: 5)
+    let peer = try await onThread { listener.accept() }
+    try await recorder.wait { $0.contains { if case .connected = $0 { true } else { false } } }
+    return RawConnection(socket: socket, recorder: recorder, peer: peer, listener: listener)
+}
+
+/// A delegate-face listener and a delegate-face client connected to it.
+struct SocketPair {
+    let listener: AsyncSocket
+    let listenerRecorder: SocketRecorder
+    let client: AsyncSocket
+    let clientRecorder: SocketRecorder
+    let server: AsyncSocket
+
+    func close() {
+        client.disconnect()
+        server.disconnect()
+        listener.disconnect()
+    }
+}
+
+func makeSocketPair(host: String = "127.0.0.1") async throws -> SocketPair {
+    let listenerRecorder = SocketRecorder(label: "listener")
+    let listener = AsyncSocket(delegate: listenerRecorder, delegateQueue: listenerRecorder.queue)
+    try listener.accept(onInterface: host, port: 0)
+    let clientRecorder = SocketRecorder(label: "client")
+    let client = AsyncSocket(delegate: clientRecorder, delegateQueue: clientRecorder.queue)
+    try client.connect(toHost: host, onPort: listener.localPort, withTimeout: 5)
+    try await listenerRecorder.wait { $0.contains(.accepted) }
+    try await clientRecorder.wait { $0.contains { if case .connected = $0 { true } else { false } } }
+    return SocketPair(
+        listener: listener,
+        listenerRecorder: listenerRecorder,
+        client: client,
+        clientRecorder: clientRecorder,
+        server: listenerRecorder.acceptedSockets[0]
+    )
+}
+
+extension Data {
+    init(_ text: String) { self = Data(text.utf8) }
+}
+
+/// Expects `body` to throw an ``AsyncSocketError`` with `code`; returns it.
+@discardableResult
+func expectSocketError(
+    _ code: AsyncSocketError.Code,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () throws -> Void
+) -> AsyncSocketError? {
+    let error = #expect(throws: AsyncSocketError.self, sourceLocation: sourceLocation) { try body() }
+    #expect(error?.code == code, sourceLocation: sourceLocation)
+    return error
+}

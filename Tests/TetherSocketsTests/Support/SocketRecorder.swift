@@ -1,0 +1,190 @@
+import Dispatch
+import Foundation
+import NIOConcurrencyHelpers
+import TetherSockets
+
+/// What a delegate saw, in order.
+enum SocketEvent: Equatable, CustomStringConvertible {
+    case accepted
+    case connected(host: String, port: UInt16)
+    case connectedURL(String)
+    case read(Data, tag: Int)
+    case partialRead(UInt, tag: Int)
+    case wrote(tag: Int)
+    case partialWrite(UInt, tag: Int)
+    case readTimeoutAsked(tag: Int, elapsed: TimeInterval, bytesDone: UInt)
+    case writeTimeoutAsked(tag: Int, elapsed: TimeInterval, bytesDone: UInt)
+    case readStreamClosed
+    case disconnected(code: Int?)
+
+    var description: String {
+        switch self {
+        case .read(let data, let tag): "read(\(data.count) bytes, tag: \(tag))"
+        default: "\(String(reflecting: self))"
+        }
+    }
+
+    var isDisconnect: Bool {
+        if case .disconnected = self { return true }
+        return false
+    }
+}
+
+struct WaitTimedOut: Error, CustomStringConvertible {
+    var events: [SocketEvent]
+    var description: String { "timed out waiting; events so far: \(events)" }
+}
+
+/// A delegate that records every callback, checks that each runs on its queue and never two at once, and lets a
+/// test await a condition on the events (no sleeps).
+final class SocketRecorder: AsyncSocketDelegate, @unchecked Sendable {
+    let queue: DispatchQueue
+    private let lock = NIOLock()
+    private var recorded: [SocketEvent] = []
+    private var errors: [(any Error)?] = []
+    private var accepted: [AsyncSocket] = []
+    private var waiters: [UUID: (condition: ([SocketEvent]) -> Bool, continuation: CheckedContinuation<Void, any Error>)] = [:]
+    private var inCallback = false
+    private(set) var violations: [String] = []
+    /// Answers to `shouldTimeout…`, in order; 0 once they run out.
+    var timeoutExtensions: [TimeInterval] = []
+    /// Reactions run inside the callbacks (on the delegate's queue).
+    var onRead: ((AsyncSocket, Data, Int) -> Void)?
+    var onAccept: ((AsyncSocket, AsyncSocket) -> Void)?
+    var onConnect: ((AsyncSocket) -> Void)?
+    var checksQueue = true
+
+    init(label: String = "recorder") {
+        queue = DispatchQueue(label: label)
+    }
+
+    var events: [SocketEvent] { lock.withLock { recorded } }
+    var acceptedSockets: [AsyncSocket] { lock.withLock { accepted } }
+    var disconnectErrors: [(any Error)?] { lock.withLock { errors } }
+    var lastError: AsyncSocketError? { lock.withLock { errors.last.flatMap { $0 as? AsyncSocketError } } }
+
+    private func record(_ event: SocketEvent, error: (any Error)?? = nil, body: () -> Void = {}) {
+        if checksQueue { dispatchPrecondition(condition: .onQueue(queue)) }
+        let reentered = lock.withLock { () -> Bool in
+            let was = inCallback
+            inCallback = true
+            return was
+        }
+        if reentered { lock.withLock { violations.append("concurrent callbacks") } }
+        body()
+        let ready: [CheckedContinuation<Void, any Error>] = lock.withLock {
+            recorded.append(event)
+            if let error { errors.append(error) }
+            if !reentered { inCallback = false }
+            let due = waiters.filter { $0.value.condition(recorded) }
+            for key in due.keys { waiters.removeValue(forKey: key) }
+            return due.map(\.value.continuation)
+        }
+        for continuation in ready { continuation.resume() }
+    }
+
+    /// Waits until `condition` holds for the events; throws `WaitTimedOut` after `timeout`.
+    @discardableResult
+    func wait(timeout: Duration = .seconds(10), until condition: @escaping @Sendable ([SocketEvent]) -> Bool)
+        async throws -> [SocketEvent]
+    {
+        let id = UUID()
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            let waiter = lock.withLock { waiters.removeValue(forKey: id) }
+            waiter?.continuation.resume(throwing: WaitTimedOut(events: events))
+        }
+        defer { timer.cancel() }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let satisfied = lock.withLock { () -> Bool in
+                if condition(recorded) { return true }
+                waiters[id] = (condition, continuation)
+                return false
+            }
+            if satisfied { continuation.resume() }
+        }
+        return events
+    }
+
+    func waitForDisconnect(timeout: Duration = .seconds(10)) async throws -> AsyncSocketError? {
+        try await wait(timeout: timeout) { $0.contains { $0.isDisconnect } }
+        return lastError
+    }
+
+    func reads() -> [(Data, Int)] {
+        events.compactMap { if case .read(let data, let tag) = $0 { return (data, tag) } else { return nil } }
+    }
+
+    // MARK: delegate
+
+    func socket(_ sock: AsyncSocket, didAcceptNewSocket newSocket: AsyncSocket) {
+        record(.accepted) {
+            lock.withLock { accepted.append(newSocket) }
+            onAccept?(sock, newSocket)
+        }
+    }
+
+    func socket(_ sock: AsyncSocket, didConnectToHost host: String, port: UInt16) {
+        record(.connected(host: host, port: port)) { onConnect?(sock) }
+    }
+
+    func socket(_ sock: AsyncSocket, didConnectTo url: URL) {
+        record(.connectedURL(url.path)) { onConnect?(sock) }
+    }
+
+    func socket(_ sock: AsyncSocket, didRead data: Data, withTag tag: Int) {
+        record(.read(data, tag: tag)) { onRead?(sock, data, tag) }
+    }
+
+    func socket(_ sock: AsyncSocket, didReadPartialDataOfLength partialLength: UInt, tag: Int) {
+        record(.partialRead(partialLength, tag: tag))
+    }
+
+    func socket(_ sock: AsyncSocket, didWriteDataWithTag tag: Int) {
+        record(.wrote(tag: tag))
+    }
+
+    func socket(_ sock: AsyncSocket, didWritePartialDataOfLength partialLength: UInt, tag: Int) {
+        record(.partialWrite(partialLength, tag: tag))
+    }
+
+    private func nextExtension() -> TimeInterval {
+        lock.withLock { timeoutExtensions.isEmpty ? 0 : timeoutExtensions.removeFirst() }
+    }
+
+    func socket(_ sock: AsyncSocket, shouldTimeoutReadWithTag tag: Int, elapsed: TimeInterval, bytesDone length: UInt)
+        -> TimeInterval
+    {
+        record(.readTimeoutAsked(tag: tag, elapsed: elapsed, bytesDone: length))
+        return nextExtension()
+    }
+
+    func socket(_ sock: AsyncSocket, shouldTimeoutWriteWithTag tag: Int, elapsed: TimeInterval, bytesDone length: UInt)
+        -> TimeInterval
+    {
+        record(.writeTimeoutAsked(tag: tag, elapsed: elapsed, bytesDone: length))
+        return nextExtension()
+    }
+
+    func socketDidCloseReadStream(_ sock: AsyncSocket) {
+        record(.readStreamClosed)
+    }
+
+    func socketDidDisconnect(_ sock: AsyncSocket, withError err: (any Error)?) {
+        record(.disconnected(code: (err as? AsyncSocketError)?.code.rawValue ?? (err == nil ? nil : -1)), error: .some(err))
+    }
+}
+
+extension Array where Element == SocketEvent {
+    var readData: Data {
+        reduce(into: Data()) { result, event in
+            if case .read(let data, _) = event { result.append(data) }
+        }
+    }
+
+    func count(where predicate: (SocketEvent) -> Bool) -> Int {
+        filter(predicate).count
+    }
+
+    var disconnectCount: Int { filter(\.isDisconnect).count }
+}
