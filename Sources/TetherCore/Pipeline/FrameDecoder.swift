@@ -1,0 +1,70 @@
+public import NIOCore
+
+/// A NIO `ByteToMessageDecoder` that decodes frames with any ``FrameCodec``.
+///
+/// ```swift
+/// try channel.pipeline.syncOperations.addHandlers(
+///     ByteToMessageHandler(FrameDecoder(STXFrameCodec())),
+///     MessageToByteHandler(FrameEncoder(STXFrameCodec()))
+/// )
+/// ```
+///
+/// Each decoded frame is fired as one `channelRead`. A ``FramingError`` the codec throws is fired down the
+/// pipeline by NIO (`errorCaught`); bytes left over at end of stream throw
+/// ``FramingError/Code-swift.struct/truncatedFrame``. Thread: the channel's event loop.
+public struct FrameDecoder<Codec: FrameCodec>: ByteToMessageDecoder, Sendable {
+    /// The decoder emits the codec's frames.
+    public typealias InboundOut = Codec.Frame
+
+    /// The codec that cuts the byte stream into frames.
+    public var codec: Codec
+
+    /// Creates a decoder around a codec.
+    ///
+    /// - Parameter codec: The codec; each handler gets its own copy.
+    @inlinable
+    public init(_ codec: Codec) {
+        self.codec = codec
+    }
+
+    /// Decodes one frame with the codec and fires it.
+    ///
+    /// - Parameters:
+    ///   - context: The handler's context.
+    ///   - buffer: The accumulated bytes.
+    /// - Returns: `.continue` after a frame, `.needMoreData` otherwise.
+    /// - Throws: What the codec's ``FrameCodec/decode(from:)`` throws.
+    @inlinable
+    public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        switch try self.codec.decode(from: &buffer) {
+        case .frame(let frame):
+            context.fireChannelRead(Self.wrapInboundOut(frame))
+            return .continue
+        case .needMoreData:
+            return .needMoreData
+        }
+    }
+
+    /// Decodes one frame at the end of the stream with the codec's ``FrameCodec/decodeLast(from:)``.
+    ///
+    /// - Parameters:
+    ///   - context: The handler's context.
+    ///   - buffer: The bytes left over.
+    ///   - seenEOF: Whether the channel saw end of file (the codec treats every call as the end of the stream).
+    /// - Returns: `.continue` after a frame, `.needMoreData` when no bytes are left.
+    /// - Throws: ``FramingError/Code-swift.struct/truncatedFrame`` for left-over bytes, or what the codec throws.
+    @inlinable
+    public mutating func decodeLast(
+        context: ChannelHandlerContext,
+        buffer: inout ByteBuffer,
+        seenEOF: Bool
+    ) throws -> DecodingState {
+        switch try self.codec.decodeLast(from: &buffer) {
+        case .frame(let frame):
+            context.fireChannelRead(Self.wrapInboundOut(frame))
+            return .continue
+        case .needMoreData:
+            return .needMoreData
+        }
+    }
+}
