@@ -1,1 +1,137 @@
-print("probe")
+// TetherReachProbe: a helper that the TetherReachability tests start inside a network namespace they created.
+//
+//   TetherReachProbe [--domain HOST | --address IP] [--witness]
+//
+// Prints one JSON line per event, flushed at once:
+//   {"event":"started", ...}   the synchronous status right after startMonitoring() returned
+//   {"event":"change", ...}    each delivered status (the change block), the first one included
+//   {"event":"stopped"}        after a "stop" command, {"event":"sync","id":N} after "sync N"
+// Every status line has "manager" ("main", or "witness": a second manager with the same target, started with
+// --witness, that keeps monitoring while "main" is stopped), "status", "statusCode", "interface",
+// "interfaceType" and "lastError".
+// Commands on stdin, one per line: "stop", "start", "sync <id>". Ends on stdin EOF or SIGTERM.
+import Dispatch
+import Foundation
+import NIOCore
+import TetherReachability
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+let queue = DispatchQueue(label: "tether.reach-probe.callbacks")
+
+/// One JSON line, ready to write.
+func encode(_ object: [String: Any]) -> Data {
+    guard var data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else {
+        return Data("{\"event\":\"error\",\"message\":\"unencodable line\"}\n".utf8)
+    }
+    data.append(UInt8(ascii: "\n"))
+    return data
+}
+
+/// Writes one line at once (unbuffered: stdout is a pipe).
+func emit(_ line: Data) {
+    FileHandle.standardOutput.write(line)
+}
+
+/// A status line: the delivered `status` (or the current one), with the interface of the manager's current path.
+func statusLine(
+    event: String,
+    manager name: String,
+    _ manager: NetworkReachabilityManager,
+    status delivered: NetworkReachabilityStatus? = nil
+) -> Data {
+    let path = manager.path
+    let status = delivered ?? path.status
+    return encode([
+        "event": event,
+        "manager": name,
+        "status": status.localizedDescription,
+        "statusCode": status.rawValue,
+        "interface": path.interfaceName.map { $0 as Any } ?? NSNull(),
+        "interfaceType": path.interfaceType.map { $0.rawValue as Any } ?? NSNull(),
+        "lastError": manager.lastError.map { "\($0)" as Any } ?? NSNull(),
+    ])
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("TetherReachProbe: \(message)\n".utf8))
+    exit(64)
+}
+
+func makeManager(arguments: [String]) -> NetworkReachabilityManager {
+    var index = 0
+    var manager: NetworkReachabilityManager?
+    while index < arguments.count {
+        switch arguments[index] {
+        case "--domain" where index + 1 < arguments.count:
+            manager = NetworkReachabilityManager(domain: arguments[index + 1], callbackQueue: queue)
+            index += 2
+        case "--address" where index + 1 < arguments.count:
+            guard let address = try? SocketAddress(ipAddress: arguments[index + 1], port: 0) else {
+                fail("not an IP address: \(arguments[index + 1])")
+            }
+            manager = NetworkReachabilityManager(address: address, callbackQueue: queue)
+            index += 2
+        case "--witness":
+            index += 1
+        default:
+            fail("usage: TetherReachProbe [--domain HOST | --address IP] [--witness]")
+        }
+    }
+    return manager ?? NetworkReachabilityManager(callbackQueue: queue)
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+var managers: [(name: String, manager: NetworkReachabilityManager)] = [("main", makeManager(arguments: arguments))]
+if arguments.contains("--witness") {
+    managers.append(("witness", makeManager(arguments: arguments)))
+}
+
+func start(_ name: String, _ manager: NetworkReachabilityManager) {
+    manager.setReachabilityStatusChangeBlock { status in
+        emit(statusLine(event: "change", manager: name, manager, status: status))
+    }
+    manager.startMonitoring()
+    let started = statusLine(event: "started", manager: name, manager)
+    queue.async { emit(started) }
+}
+
+signal(SIGTERM, SIG_IGN)
+let termination = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .global())
+termination.setEventHandler {
+    for (_, manager) in managers { manager.stopMonitoring() }
+    exit(0)
+}
+termination.resume()
+
+for (name, manager) in managers {
+    start(name, manager)
+}
+
+while let line = readLine() {
+    let words = line.split(separator: " ").map(String.init)
+    switch words.first {
+    case "stop":
+        managers[0].manager.stopMonitoring()
+        let stopped = encode(["event": "stopped", "manager": "main"])
+        queue.async { emit(stopped) }
+    case "start":
+        start(managers[0].name, managers[0].manager)
+    case "sync":
+        let id = words.count > 1 ? words[1] : ""
+        let sync = encode(["event": "sync", "id": id])
+        queue.async { emit(sync) }
+    default:
+        let error = encode(["event": "error", "message": "unknown command: \(line)"])
+        queue.async { emit(error) }
+    }
+}
+for (_, manager) in managers {
+    manager.stopMonitoring()
+}
+queue.sync {}
+exit(0)

@@ -1,0 +1,243 @@
+#if os(Linux)
+import Foundation
+
+/// A `TetherReachProbe` running inside a network namespace of its own (`unshare -rn`: a user and a network
+/// namespace, no root needed), with helpers to change that namespace's links and routes (`nsenter`) and to read
+/// the probe's JSON lines with a timeout. The namespace lives exactly as long as the probe process.
+final class NamespaceProbe: @unchecked Sendable {
+    // @unchecked: `lines`, `cursor` and `isClosed` are only touched under `condition`; the rest is immutable.
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// One JSON line printed by the probe.
+    struct Line: CustomStringConvertible {
+        let fields: [String: Any]
+        let text: String
+
+        var event: String? { fields["event"] as? String }
+        var manager: String? { fields["manager"] as? String }
+        var status: String? { fields["status"] as? String }
+        var interface: String? { fields["interface"] as? String }
+        var interfaceType: String? { fields["interfaceType"] as? String }
+        var description: String { text }
+    }
+
+    private let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+    private let errors = Pipe()
+    private let condition = NSCondition()
+    private var lines: [Line] = []
+    private var cursor = 0
+    private var isClosed = false
+
+    /// Every line read so far.
+    var allLines: [Line] {
+        condition.lock()
+        defer { condition.unlock() }
+        return lines
+    }
+
+    /// Starts `unshare -rn sh -c '<setup>; exec probe <arguments>'`.
+    /// - Parameters:
+    ///   - setup: shell commands run inside the new namespace before the probe starts.
+    ///   - arguments: the probe's arguments.
+    init(setup: String, arguments: [String]) throws {
+        let probe = try Self.probeExecutable()
+        let unshare = try Self.tool("unshare")
+        _ = try Self.tool("ip")
+        _ = try Self.tool("nsenter")
+        try Self.checkNamespacesWork(unshare: unshare)
+        process.executableURL = URL(fileURLWithPath: unshare)
+        process.arguments = ["-rn", "/bin/sh", "-c", "set -e\n\(setup)\nexec \"$0\" \"$@\"", probe] + arguments
+        process.environment = Self.environment
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let reader = Thread { [self] in self.readLines() }
+        reader.name = "tests.reachability.probe-reader"
+        reader.start()
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Runs a shell script inside the probe's namespace and waits for it.
+    /// - Throws: `Failure` with the script's stderr when it fails.
+    func run(_ script: String) throws {
+        let nsenter = Process()
+        nsenter.executableURL = URL(fileURLWithPath: try Self.tool("nsenter"))
+        nsenter.arguments = [
+            "--target", "\(process.processIdentifier)", "--user", "--net", "--preserve-credentials",
+            "/bin/sh", "-c", "set -e\n\(script)",
+        ]
+        nsenter.environment = Self.environment
+        let stderr = Pipe()
+        nsenter.standardError = stderr
+        nsenter.standardOutput = FileHandle.nullDevice
+        try nsenter.run()
+        let message = stderr.fileHandleForReading.readDataToEndOfFile()
+        nsenter.waitUntilExit()
+        guard nsenter.terminationStatus == 0 else {
+            throw Failure(
+                description: "in-namespace script failed (\(nsenter.terminationStatus)): \(script)\n"
+                    + String(decoding: message, as: UTF8.self)
+            )
+        }
+    }
+
+    /// Sends one command line to the probe.
+    func send(_ command: String) {
+        input.fileHandleForWriting.write(Data((command + "\n").utf8))
+    }
+
+    /// Consumes lines until one matches, and returns it.
+    /// - Throws: `Failure` naming what was awaited, what was seen and the probe's stderr, on timeout or exit.
+    @discardableResult
+    func next(
+        _ what: String,
+        timeout: TimeInterval = 10,
+        where predicate: (Line) -> Bool
+    ) throws -> Line {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            while cursor < lines.count {
+                let line = lines[cursor]
+                cursor += 1
+                if predicate(line) { return line }
+            }
+            if isClosed || !condition.wait(until: deadline) {
+                if cursor < lines.count { continue }
+                let reason = isClosed ? "the probe exited" : "timed out after \(timeout) s"
+                let stderr = String(decoding: errorsSoFar(), as: UTF8.self)
+                throw Failure(
+                    description: "waiting for \(what): \(reason); lines: \(lines.map(\.text)); stderr: \(stderr)"
+                )
+            }
+        }
+    }
+
+    /// Lines not consumed yet, consuming them.
+    func takeRemaining() -> [Line] {
+        condition.lock()
+        defer { condition.unlock() }
+        let rest = Array(lines[cursor...])
+        cursor = lines.count
+        return rest
+    }
+
+    /// Ends the probe (stdin EOF, then SIGTERM, then SIGKILL) and with it the namespace.
+    func close() {
+        guard process.isRunning else { return }
+        try? input.fileHandleForWriting.close()
+        let deadline = Date(timeIntervalSinceNow: 5)
+        while process.isRunning, Date() < deadline {
+            usleep(10_000)
+        }
+        if process.isRunning {
+            process.terminate()
+            usleep(200_000)
+        }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+        }
+        process.waitUntilExit()
+    }
+
+    private var stderrData = Data()
+
+    private func errorsSoFar() -> Data {
+        // Only read stderr once the process ended (reading earlier would block).
+        guard !process.isRunning else { return Data() }
+        if stderrData.isEmpty {
+            stderrData = errors.fileHandleForReading.readDataToEndOfFile()
+        }
+        return stderrData
+    }
+
+    private func readLines() {
+        let handle = output.fileHandleForReading
+        var pending = Data()
+        while true {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            pending.append(chunk)
+            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                let lineData = pending[pending.startIndex..<newline]
+                pending = Data(pending[(newline + 1)...])
+                let text = String(decoding: lineData, as: UTF8.self)
+                let fields = (try? JSONSerialization.jsonObject(with: Data(lineData))) as? [String: Any] ?? [:]
+                condition.lock()
+                lines.append(Line(fields: fields, text: text))
+                condition.broadcast()
+                condition.unlock()
+            }
+        }
+        condition.lock()
+        isClosed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    // MARK: Finding the tools
+
+    static let environment: [String: String] = {
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = (environment["PATH"].map { $0 + ":" } ?? "") + "/usr/sbin:/sbin:/usr/bin:/bin"
+        return environment
+    }()
+
+    /// The full path of a tool, or a failure telling how to get it.
+    static func tool(_ name: String) throws -> String {
+        for folder in (environment["PATH"] ?? "").split(separator: ":") {
+            let path = "\(folder)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        throw Failure(
+            description: "\(name) not found: the namespace tests need iproute2 (ip) and util-linux (unshare, nsenter)"
+        )
+    }
+
+    /// `TetherReachProbe`, built next to the test bundle (`swift build --build-tests` builds it), or
+    /// `$TETHER_REACH_PROBE`.
+    static func probeExecutable() throws -> String {
+        if let path = ProcessInfo.processInfo.environment["TETHER_REACH_PROBE"] { return path }
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        var folder = executable.deletingLastPathComponent()
+        // The test runner may sit inside a bundle folder (`….xctest/…`); the probe sits next to the bundle.
+        for _ in 0..<4 {
+            let candidate = folder.appendingPathComponent("TetherReachProbe").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            folder = folder.deletingLastPathComponent()
+        }
+        throw Failure(
+            description: "TetherReachProbe not found next to \(executable.path): build it first "
+                + "(swift build --build-tests, or swift build --product TetherReachProbe)"
+        )
+    }
+
+    /// Fails with a clear message when this system cannot create network namespaces.
+    static func checkNamespacesWork(unshare: String) throws {
+        let check = Process()
+        check.executableURL = URL(fileURLWithPath: unshare)
+        check.arguments = ["-rn", "/bin/true"]
+        let stderr = Pipe()
+        check.standardError = stderr
+        try check.run()
+        let message = stderr.fileHandleForReading.readDataToEndOfFile()
+        check.waitUntilExit()
+        guard check.terminationStatus == 0 else {
+            throw Failure(
+                description: "network namespaces are not available here (unshare -rn failed: "
+                    + "\(String(decoding: message, as: UTF8.self))); these tests need user and network namespaces"
+            )
+        }
+    }
+}
+#endif
