@@ -1,0 +1,237 @@
+public import Foundation
+public import GRDB
+
+/// A ``RecordStore`` in an SQLite table through GRDB: WAL journal, `synchronous = FULL`, one transaction per call.
+///
+/// Layout: `CREATE TABLE "<table>" (id TEXT PRIMARY KEY NOT NULL, record BLOB NOT NULL)`, where `id` is the JSON
+/// encoding of `record.id` and `record` the JSON encoding of the record (sorted keys); order is the rowid.
+/// Several `SQLiteStore`s and processes may share one file under SQLite's own locking.
+public final class SQLiteStore<Record: Codable & Identifiable & Sendable>: RecordStore, Sendable
+where Record.ID: Codable & Sendable {
+    /// The GRDB connection the store writes through.
+    public let database: any DatabaseWriter
+    private let table: String
+
+    /// Opens (or creates) the database at `url` as a WAL `DatabasePool` and creates the table if needed.
+    /// - Parameters:
+    ///   - url: The database file.
+    ///   - tableName: The table; default is the record type's name.
+    /// - Throws: ``StoreError/Code/corruptData`` when the file is not a database, ``StoreError/Code/locked``
+    ///   when another connection keeps it locked, ``StoreError/Code/io`` otherwise.
+    public convenience init(url: URL, tableName: String? = nil) throws {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: url.path, configuration: configuration)
+            // GRDB sets synchronous = NORMAL on the WAL writer; FULL makes every commit durable.
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+            }
+        } catch {
+            throw Self.storeError(error, "cannot open database", url: url)
+        }
+        try self.init(database: pool, tableName: tableName)
+    }
+
+    /// Uses an existing GRDB queue or pool, creating the table if needed.
+    /// - Parameters:
+    ///   - database: The connection to share.
+    ///   - tableName: The table; default is the record type's name.
+    /// - Throws: ``StoreError`` when the table cannot be created.
+    public init(database: any DatabaseWriter, tableName: String? = nil) throws {
+        let table = tableName ?? "\(Record.self)"
+        guard !table.isEmpty else {
+            throw StoreError(code: .invalidArgument, message: "empty table name")
+        }
+        self.database = database
+        self.table = table
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("TetherStore v1 \(table)") { db in
+            try db.execute(
+                sql: "CREATE TABLE IF NOT EXISTS \(table.quotedDatabaseIdentifier) "
+                    + "(id TEXT PRIMARY KEY NOT NULL, record BLOB NOT NULL)"
+            )
+        }
+        do {
+            try migrator.migrate(database)
+        } catch {
+            throw Self.storeError(error, "cannot prepare table \(table)", url: URL(fileURLWithPath: database.path))
+        }
+    }
+
+    /// A store in a private in-memory database.
+    /// - Parameter tableName: The table; default is the record type's name.
+    /// - Returns: A new, empty store.
+    public static func inMemory(tableName: String? = nil) throws -> SQLiteStore<Record> {
+        let queue: DatabaseQueue
+        do {
+            queue = try DatabaseQueue()
+        } catch {
+            throw storeError(error, "cannot open in-memory database", url: nil)
+        }
+        return try SQLiteStore(database: queue, tableName: tableName)
+    }
+
+    /// Adds a record at the end.
+    /// - Throws: ``StoreError/Code/duplicateID`` if a record with this id exists.
+    public func insert(_ record: Record) async throws {
+        let (id, blob) = try encode(record)
+        let sql = "INSERT INTO \(table.quotedDatabaseIdentifier) (id, record) VALUES (?, ?) ON CONFLICT(id) DO NOTHING"
+        let changed = try await write { db in
+            try db.execute(sql: sql, arguments: [id, blob])
+            return db.changesCount
+        }
+        if changed == 0 {
+            throw StoreError(code: .duplicateID, message: "a record with id \(record.id) exists")
+        }
+    }
+
+    /// Replaces the record with the same id, keeping its position.
+    /// - Throws: ``StoreError/Code/notFound`` if no record has this id.
+    public func update(_ record: Record) async throws {
+        let (id, blob) = try encode(record)
+        let sql = "UPDATE \(table.quotedDatabaseIdentifier) SET record = ? WHERE id = ?"
+        let changed = try await write { db in
+            try db.execute(sql: sql, arguments: [blob, id])
+            return db.changesCount
+        }
+        if changed == 0 {
+            throw StoreError(code: .notFound, message: "no record with id \(record.id)")
+        }
+    }
+
+    /// Inserts the record, or replaces the record with the same id keeping its position (rowid).
+    public func upsert(_ record: Record) async throws {
+        let (id, blob) = try encode(record)
+        let sql =
+            "INSERT INTO \(table.quotedDatabaseIdentifier) (id, record) VALUES (?, ?) "
+            + "ON CONFLICT(id) DO UPDATE SET record = excluded.record"
+        _ = try await write { db in
+            try db.execute(sql: sql, arguments: [id, blob])
+            return db.changesCount
+        }
+    }
+
+    /// Deletes the record with this id.
+    /// - Returns: `false` if there was nothing to delete.
+    @discardableResult
+    public func delete(id: Record.ID) async throws -> Bool {
+        let key = try encodeID(id)
+        let sql = "DELETE FROM \(table.quotedDatabaseIdentifier) WHERE id = ?"
+        let changed = try await write { db in
+            try db.execute(sql: sql, arguments: [key])
+            return db.changesCount
+        }
+        return changed > 0
+    }
+
+    /// All records in rowid (insertion) order.
+    public func fetchAll() async throws -> [Record] {
+        let sql = "SELECT record FROM \(table.quotedDatabaseIdentifier) ORDER BY rowid"
+        let blobs = try await read { db in try Data.fetchAll(db, sql: sql) }
+        let decoder = JSONDecoder()
+        return try blobs.map { try decode($0, with: decoder) }
+    }
+
+    /// The record with this id, or `nil`.
+    public func fetchOne(id: Record.ID) async throws -> Record? {
+        let key = try encodeID(id)
+        let sql = "SELECT record FROM \(table.quotedDatabaseIdentifier) WHERE id = ?"
+        let blob = try await read { db in try Data.fetchOne(db, sql: sql, arguments: [key]) }
+        return try blob.map { try decode($0, with: JSONDecoder()) }
+    }
+
+    /// The number of records.
+    public func count() async throws -> Int {
+        let sql = "SELECT COUNT(*) FROM \(table.quotedDatabaseIdentifier)"
+        return try await read { db in try Int.fetchOne(db, sql: sql) ?? 0 }
+    }
+
+    /// Inserts many records in one transaction (bulk loading).
+    func insert(contentsOf records: [Record]) async throws {
+        let encoded = try records.map { try encode($0) }
+        let sql = "INSERT INTO \(table.quotedDatabaseIdentifier) (id, record) VALUES (?, ?)"
+        _ = try await write { db in
+            let statement = try db.cachedStatement(sql: sql)
+            for (id, blob) in encoded {
+                try statement.execute(arguments: [id, blob])
+            }
+            return encoded.count
+        }
+    }
+
+    // MARK: - Helpers
+
+    private func encode(_ record: Record) throws -> (String, Data) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        do {
+            let id = try String(decoding: encoder.encode(record.id), as: UTF8.self)
+            let blob = try encoder.encode(record)
+            return (id, blob)
+        } catch {
+            throw StoreError(
+                code: .invalidArgument,
+                message: "record \(record.id) cannot be encoded",
+                underlying: error
+            )
+        }
+    }
+
+    private func encodeID(_ id: Record.ID) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        do {
+            return try String(decoding: encoder.encode(id), as: UTF8.self)
+        } catch {
+            throw StoreError(code: .invalidArgument, message: "id \(id) cannot be encoded", underlying: error)
+        }
+    }
+
+    private func decode(_ blob: Data, with decoder: JSONDecoder) throws -> Record {
+        do {
+            return try decoder.decode(Record.self, from: blob)
+        } catch {
+            throw StoreError(
+                code: .corruptData,
+                message: "a row of table \(table) cannot be decoded as \(Record.self)",
+                url: URL(fileURLWithPath: database.path),
+                underlying: error
+            )
+        }
+    }
+
+    private func write(_ body: @escaping @Sendable (Database) throws -> Int) async throws -> Int {
+        do {
+            return try await database.write(body)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw Self.storeError(error, "write to table \(table) failed", url: URL(fileURLWithPath: database.path))
+        }
+    }
+
+    private func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await database.read(body)
+        } catch {
+            throw Self.storeError(error, "read of table \(table) failed", url: URL(fileURLWithPath: database.path))
+        }
+    }
+
+    static func storeError(_ error: any Error, _ message: String, url: URL?) -> StoreError {
+        if let error = error as? StoreError { return error }
+        if let error = error as? DatabaseError {
+            switch error.resultCode {
+            case .SQLITE_BUSY, .SQLITE_LOCKED:
+                return StoreError(code: .locked, message: message, url: url, underlying: error)
+            case .SQLITE_CORRUPT, .SQLITE_NOTADB:
+                return StoreError(code: .corruptData, message: message, url: url, underlying: error)
+            default:
+                break
+            }
+        }
+        return StoreError(code: .io, message: message, url: url, underlying: error)
+    }
+}

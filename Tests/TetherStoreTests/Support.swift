@@ -1,0 +1,93 @@
+import Foundation
+import GRDB
+import Testing
+
+@testable import TetherStore
+
+/// A fresh directory under the system temporary directory, removed when the body ends.
+func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async throws -> T {
+    let url = FileManager.default.temporaryDirectory
+        .appendingPathComponent("TetherStoreTests-\(UUID().uuidString)", isDirectory: true)
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: url) }
+    return try await body(url)
+}
+
+/// Every kind of record store, so that one suite runs over all of them.
+enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
+    case memory, sqlite, sqliteInMemory, plistXML, plistBinary, archive
+
+    var description: String { rawValue }
+
+    /// The kinds that live in a file and survive reopening.
+    static let persistent: [StoreKind] = [.sqlite, .plistXML, .plistBinary, .archive]
+    /// The kinds built on the journal engine.
+    static let journaled: [StoreKind] = [.plistXML, .plistBinary, .archive]
+
+    func fileURL(in directory: URL) -> URL {
+        switch self {
+        case .memory, .sqliteInMemory: directory.appendingPathComponent("unused")
+        case .sqlite: directory.appendingPathComponent("store.sqlite")
+        case .plistXML, .plistBinary: directory.appendingPathComponent("store.plist")
+        case .archive: directory.appendingPathComponent("store.archive")
+        }
+    }
+
+    func open<R: Codable & Identifiable & Sendable>(_: R.Type = R.self, in directory: URL) throws -> any RecordStore<R>
+    where R.ID: Codable & Sendable {
+        let url = fileURL(in: directory)
+        switch self {
+        case .memory: return MemoryStore<R>()
+        case .sqliteInMemory: return try SQLiteStore<R>.inMemory()
+        case .sqlite: return try SQLiteStore<R>(url: url)
+        case .plistXML: return try PropertyListStore<R>(url: url, format: .xml)
+        case .plistBinary: return try PropertyListStore<R>(url: url, format: .binary)
+        case .archive: return try ArchiveStore<R>(url: url)
+        }
+    }
+
+    /// Bulk-loads `records` (one transaction or one file write).
+    func bulkInsert<R: Codable & Identifiable & Sendable>(_ records: [R], into store: any RecordStore<R>) async throws
+    where R.ID: Codable & Sendable {
+        switch store {
+        case let store as SQLiteStore<R>: try await store.insert(contentsOf: records)
+        case let store as PropertyListStore<R>: try await store.insert(contentsOf: records)
+        case let store as ArchiveStore<R>: try await store.insert(contentsOf: records)
+        default:
+            for record in records { try await store.insert(record) }
+        }
+    }
+}
+
+/// A record with a string id and a plain `Date`, for stores in general.
+struct Item: Codable, Identifiable, Sendable, Hashable {
+    var id: String
+    var title: String
+    var date: Date = Date(timeIntervalSinceReferenceDate: 0)
+    var score: Double = 0
+}
+
+/// Expects `body` to throw a `StoreError` with `code`; returns it.
+@discardableResult
+func expectStoreError<T>(
+    _ code: StoreError.Code,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () async throws -> T
+) async -> StoreError? {
+    do {
+        _ = try await body()
+        Issue.record("expected StoreError(\(code)), got success", sourceLocation: sourceLocation)
+        return nil
+    } catch let error as StoreError {
+        #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
+        return error
+    } catch {
+        Issue.record("expected StoreError(\(code)), got \(error)", sourceLocation: sourceLocation)
+        return nil
+    }
+}
+
+/// The bytes of a file.
+func contents(of url: URL) throws -> Data {
+    try Data(contentsOf: url)
+}
