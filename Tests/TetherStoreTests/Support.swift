@@ -5,6 +5,7 @@ import Testing
 @testable import TetherStore
 
 /// A fresh directory under the system temporary directory, removed when the body ends.
+@discardableResult
 func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async throws -> T {
     let url = FileManager.default.temporaryDirectory
         .appendingPathComponent("TetherStoreTests-\(UUID().uuidString)", isDirectory: true)

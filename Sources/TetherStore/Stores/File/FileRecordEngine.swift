@@ -232,6 +232,12 @@ final class FileRecordEngine<Codec: FileRecordCodec> {
         needsCompaction = false
     }
 
+    /// Swaps the journal's descriptor for a read-only one, so that the next append fails (tests of `.io`).
+    func breakJournalForTesting() throws {
+        if journal >= 0 { close(journal) }
+        journal = try FileIO.open(URL(fileURLWithPath: "/dev/null"), O_RDONLY)
+    }
+
     // MARK: - Opening
 
     private static func replay(

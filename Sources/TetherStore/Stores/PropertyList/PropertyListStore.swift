@@ -76,6 +76,11 @@ where Record.ID: Codable & Sendable {
         try engine.insert(contentsOf: records)
     }
 
+    /// Makes the next journal append fail (tests of `.io`).
+    func breakJournalForTesting() throws {
+        try engine.breakJournalForTesting()
+    }
+
     /// Bytes written and compactions done since opening.
     var writeStatistics: (bytes: Int, compactions: Int) {
         (engine.bytesWritten, engine.compactionCount)
