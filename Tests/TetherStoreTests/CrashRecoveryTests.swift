@@ -1,0 +1,164 @@
+import Foundation
+import Testing
+
+@testable import TetherStore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// SIGKILLs a writer process at random moments and checks after each reopen that every acknowledged change is there.
+///
+/// The writer is the `TetherStoreCrashWriter` executable, built next to the test bundle (`swift build --build-tests`
+/// builds it; `swift test` does too).
+struct CrashRecoveryTests {
+    enum Expectation {
+        case present
+        case absent
+        /// A change was attempted but not acknowledged: either state is correct.
+        case either
+    }
+
+    static func writerURL() throws -> URL {
+        var candidates: [URL] = []
+        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            candidates.append(URL(fileURLWithPath: exe).deletingLastPathComponent())
+        }
+        candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
+        candidates.append(Bundle.main.bundleURL)
+        candidates.append(Bundle.main.bundleURL.deletingLastPathComponent())
+        for directory in candidates {
+            let url = directory.appendingPathComponent("TetherStoreCrashWriter")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        throw StoreError(
+            code: .io,
+            message: "TetherStoreCrashWriter not found next to the test binary (build with swift build --build-tests); "
+                + "looked in \(candidates.map(\.path))"
+        )
+    }
+
+    /// Runs the writer until `acks` acknowledgements have been read plus a random pause, SIGKILLs it and returns every
+    /// line it printed.
+    static func runAndKill(
+        writer: URL,
+        kind: String,
+        file: URL,
+        seed: UInt64,
+        acks: Int,
+        pauseMicros: UInt32
+    ) throws
+        -> [String]
+    {
+        let process = Process()
+        process.executableURL = writer
+        process.arguments = [kind, file.path, String(seed)]
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let pid = process.processIdentifier
+        // A watchdog ends a writer that stops making progress, so the test cannot hang.
+        let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 30, execute: watchdog)
+        defer { watchdog.cancel() }
+
+        let handle = output.fileHandleForReading
+        var buffer = Data()
+        var lines: [String] = []
+        var acknowledged = 0
+        var killed = false
+        while true {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            buffer.append(chunk)
+            while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                buffer.removeSubrange(buffer.startIndex...newline)
+                lines.append(line)
+                if line.hasPrefix("ack-") { acknowledged += 1 }
+            }
+            if !killed && acknowledged >= acks {
+                // The random moment: somewhere inside one of the following store calls.
+                usleep(pauseMicros)
+                kill(pid, SIGKILL)
+                killed = true
+            }
+        }
+        process.waitUntilExit()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        if !killed || process.terminationReason != .uncaughtSignal {
+            throw StoreError(
+                code: .io,
+                message: "the writer ended by itself (status \(process.terminationStatus)): \(stderr)"
+            )
+        }
+        return lines
+    }
+
+    static func open(_ kind: String, _ file: URL) throws -> any RecordStore<Note> {
+        switch kind {
+        case "plistXML": try PropertyListStore<Note>(url: file, format: .xml)
+        case "plistBinary": try PropertyListStore<Note>(url: file, format: .binary)
+        case "archive": try ArchiveStore<Note>(url: file)
+        default: try SQLiteStore<Note>(url: file)
+        }
+    }
+
+    @Test(arguments: ["plistXML", "plistBinary", "archive", "sqlite"])
+    func everyAcknowledgedChangeSurvivesSIGKILLAtRandomMoments(kind: String) async throws {
+        let writer = try Self.writerURL()
+        try await withTemporaryDirectory { directory in
+            let file = directory.appendingPathComponent("crash-\(kind).store")
+            var expected: [UUID: Expectation] = [:]
+            var generator = SystemRandomNumberGenerator()
+            let rounds = 16
+            var totalAcks = 0
+            for round in 0..<rounds {
+                let seed = generator.next()
+                let acks = Int.random(in: 1...150, using: &generator)
+                let pause = UInt32.random(in: 0...4_000, using: &generator)
+                let lines = try Self.runAndKill(
+                    writer: writer,
+                    kind: kind,
+                    file: file,
+                    seed: seed,
+                    acks: acks,
+                    pauseMicros: pause
+                )
+                for line in lines {
+                    let parts = line.split(separator: " ")
+                    guard parts.count == 2, let id = UUID(uuidString: String(parts[1])) else { continue }
+                    switch parts[0] {
+                    case "try-put", "try-del": expected[id] = .either
+                    case "ack-put": expected[id] = .present
+                    case "ack-del": expected[id] = .absent
+                    default: break
+                    }
+                }
+                totalAcks += lines.filter { $0.hasPrefix("ack-") }.count
+                let store = try Self.open(kind, file)
+                let notes = try await store.fetchAll()
+                let stored = Dictionary(uniqueKeysWithValues: notes.map { ($0.id, $0) })
+                for (id, expectation) in expected {
+                    switch expectation {
+                    case .present:
+                        #expect(stored[id] != nil, "round \(round) seed \(seed): acknowledged note \(id) is missing")
+                        if let note = stored[id] {
+                            #expect(note.content.hasPrefix("c-\(id)"), "round \(round): note \(id) has wrong content")
+                        }
+                    case .absent:
+                        #expect(stored[id] == nil, "round \(round) seed \(seed): deleted note \(id) came back")
+                    case .either:
+                        expected[id] = stored[id] == nil ? .absent : .present
+                    }
+                }
+                for id in stored.keys where expected[id] == nil {
+                    Issue.record("round \(round): note \(id) was never written")
+                }
+            }
+            #expect(totalAcks > rounds)
+        }
+    }
+}
