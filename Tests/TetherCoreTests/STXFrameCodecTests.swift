@@ -316,6 +316,29 @@ struct STXFrameCodecTests {
         }
     }
 
+    /// Found by FuzzSTX: skipping garbage before a cut-off frame at end of stream must not leave the buffer moved
+    /// when `decodeLast` then throws.
+    @Test func truncatedFrameAfterGarbageAtEndOfStreamThrowsWithNothingDiscarded() throws {
+        var codec = STXFrameCodec(maxPayloadLength: 16, resynchronization: .skipToNextStartByte)
+        // A start byte whose header announces too much (dropped), then a cut-off header.
+        let rest: [UInt8] = [0x02, 0x00, 0x00, 0x00, 0x00, 0xFF, 0x00, 0x02, 0x01, 0x00]
+        var buffer = ByteBuffer(bytes: rest)
+        let error = try #require(throws: FramingError.self) { try codec.decodeLast(from: &buffer) }
+        #expect(error.code == .truncatedFrame)
+        #expect(error.bytes?.bytes == rest)
+        #expect(buffer.readerIndex == 0)
+        #expect(buffer.bytes == rest)
+        #expect(codec.discardedByteCount == 0)
+    }
+
+    @Test func garbageOnlyAtEndOfStreamIsDiscardedAndEndsCleanly() throws {
+        var codec = STXFrameCodec(resynchronization: .skipToNextStartByte)
+        var buffer = ByteBuffer(bytes: [0x11, 0x22, 0x33])
+        #expect(try codec.decodeLast(from: &buffer) == .needMoreData)
+        #expect(buffer.readableBytes == 0)
+        #expect(codec.discardedByteCount == 3)
+    }
+
     @Test func truncatedHeaderAtEndOfStreamThrows() throws {
         var codec = STXFrameCodec()
         var buffer = ByteBuffer(bytes: [0x02, 0x01, 0x00])

@@ -55,17 +55,24 @@ public protocol FrameCodec: Sendable {
 
 extension FrameCodec {
     /// Decodes one frame at the end of the stream: ``decode(from:)``, and if that wants more data while bytes
-    /// remain, throws ``FramingError/Code-swift.struct/truncatedFrame`` with a copy of those bytes attached.
+    /// remain, throws ``FramingError/Code-swift.struct/truncatedFrame`` with a copy of all left-over bytes attached.
     ///
-    /// - Parameter buffer: The bytes left over at the end of the stream; the reader index is unchanged on throw.
+    /// - Parameter buffer: The bytes left over at the end of the stream; on throw neither the reader index nor the
+    ///   codec's state changes, even for a codec that discards bytes while resynchronising.
     /// - Returns: A frame, or ``FrameDecodingResult/needMoreData`` when the buffer is empty.
     /// - Throws: ``FramingError``.
     @inlinable
     public mutating func decodeLast(from buffer: inout ByteBuffer) throws -> FrameDecodingResult<Frame> {
-        let result = try self.decode(from: &buffer)
-        if case .needMoreData = result, buffer.readableBytes > 0 {
+        // Decode on copies so that a codec which discards bytes (resynchronisation) still leaves the buffer and its
+        // own state untouched when the end of the stream turns out to cut a frame.
+        var remaining = buffer
+        var codec = self
+        let result = try codec.decode(from: &remaining)
+        if case .needMoreData = result, remaining.readableBytes > 0 {
             throw FramingError.truncated(buffer)
         }
+        buffer = remaining
+        self = codec
         return result
     }
 

@@ -225,18 +225,27 @@ public struct STXFrameCodec: FrameCodec {
     ///
     /// - Parameter buffer: The bytes left over at the end of the stream.
     /// - Returns: A frame, or ``FrameDecodingResult/needMoreData`` when no bytes are left.
-    /// - Throws: ``FramingError/Code-swift.struct/truncatedFrame`` with the left-over bytes attached (reader index
-    ///   unchanged), or what ``decode(from:)`` throws.
+    /// - Throws: ``FramingError/Code-swift.struct/truncatedFrame`` with all left-over bytes attached (including
+    ///   garbage before the cut-off frame); the reader index and ``discardedByteCount`` are unchanged. Or what
+    ///   ``decode(from:)`` throws.
     public mutating func decodeLast(from buffer: inout ByteBuffer) throws -> FrameDecodingResult<STXFrame> {
-        let result = try self.decode(from: &buffer)
-        guard case .needMoreData = result, buffer.readableBytes > 0 else {
+        // Work on copies (the storage is shared, only indices move) and commit only a result: a throw must leave
+        // the buffer and the discard counter as they were, even if garbage was skipped on the way.
+        var probe = buffer
+        var probeCodec = self
+        let result = try probeCodec.decode(from: &probe)
+        if case .frame = result {
+            buffer = probe
+            self = probeCodec
             return result
         }
+        if probe.readableBytes == 0 {
+            buffer = probe
+            self = probeCodec
+            return .needMoreData
+        }
         if self.resynchronization.skips {
-            // No more bytes will come, so the pending start byte can be tried as garbage. Probe on copies (the
-            // storage is shared, only indices move) so a failed search leaves buffer and counter untouched.
-            var probe = buffer
-            var probeCodec = self
+            // No more bytes will come, so the pending start byte can be tried as garbage.
             while probe.readableBytes > 0 {
                 probeCodec.discard(1, from: &probe)
                 if case .frame(let frame) = try probeCodec.decode(from: &probe) {
