@@ -1,0 +1,65 @@
+// swift-tools-version: 6.1
+// libFuzzer targets for TetherCore's decoders: one executable per decoder.
+// Build: swift build -c release -Xswiftc -sanitize=fuzzer,address   (or run ../scripts/fuzz.sh)
+import Foundation
+import PackageDescription
+
+// A path dependency's identity is its folder's name, which depends on where the repository was cloned.
+let rootPackage = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .lastPathComponent
+
+let swiftSettings: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+// GNU gold (the Linux default) dies with an internal error linking libFuzzer next to SwiftPM's renamed `main`;
+// the toolchain's lld links it.
+let fuzzerLinkerSettings: [LinkerSetting] = [.unsafeFlags(["-use-ld=lld"], .when(platforms: [.linux]))]
+
+let package = Package(
+    name: "TetherFuzz",
+    platforms: [.macOS(.v13)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+    ],
+    targets: [
+        .target(name: "CLibFuzzer"),
+        .target(
+            name: "FuzzSupport",
+            dependencies: [
+                "CLibFuzzer",
+                .product(name: "TetherCore", package: rootPackage),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "FuzzSTX",
+            dependencies: [
+                "FuzzSupport",
+                .product(name: "TetherCore", package: rootPackage),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings,
+            linkerSettings: fuzzerLinkerSettings
+        ),
+        .executableTarget(
+            name: "FuzzLengthField",
+            dependencies: [
+                "FuzzSupport",
+                .product(name: "TetherCore", package: rootPackage),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings,
+            linkerSettings: fuzzerLinkerSettings
+        ),
+        .executableTarget(
+            name: "FuzzDelimiter",
+            dependencies: [
+                "FuzzSupport",
+                .product(name: "TetherCore", package: rootPackage),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings,
+            linkerSettings: fuzzerLinkerSettings
+        ),
+    ]
+)

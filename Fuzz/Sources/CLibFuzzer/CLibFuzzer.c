@@ -1,0 +1,2 @@
+// Declarations only: the symbols come from libFuzzer, linked by -sanitize=fuzzer.
+#include "CLibFuzzer.h"
