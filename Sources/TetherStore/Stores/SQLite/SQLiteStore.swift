@@ -29,7 +29,7 @@ where Record.ID: Codable & Sendable {
                 try db.execute(sql: "PRAGMA synchronous = FULL")
             }
         } catch {
-            throw Self.storeError(error, "cannot open database", url: url)
+            throw sqliteStoreError(error, "cannot open database", url: url)
         }
         try self.init(database: pool, tableName: tableName)
     }
@@ -56,7 +56,7 @@ where Record.ID: Codable & Sendable {
         do {
             try migrator.migrate(database)
         } catch {
-            throw Self.storeError(error, "cannot prepare table \(table)", url: URL(fileURLWithPath: database.path))
+            throw sqliteStoreError(error, "cannot prepare table \(table)", url: URL(fileURLWithPath: database.path))
         }
     }
 
@@ -68,7 +68,7 @@ where Record.ID: Codable & Sendable {
         do {
             queue = try DatabaseQueue()
         } catch {
-            throw storeError(error, "cannot open in-memory database", url: nil)
+            throw sqliteStoreError(error, "cannot open in-memory database", url: nil)
         }
         return try SQLiteStore(database: queue, tableName: tableName)
     }
@@ -208,7 +208,7 @@ where Record.ID: Codable & Sendable {
         } catch let error as StoreError {
             throw error
         } catch {
-            throw Self.storeError(error, "write to table \(table) failed", url: URL(fileURLWithPath: database.path))
+            throw sqliteStoreError(error, "write to table \(table) failed", url: URL(fileURLWithPath: database.path))
         }
     }
 
@@ -216,22 +216,24 @@ where Record.ID: Codable & Sendable {
         do {
             return try await database.read(body)
         } catch {
-            throw Self.storeError(error, "read of table \(table) failed", url: URL(fileURLWithPath: database.path))
+            throw sqliteStoreError(error, "read of table \(table) failed", url: URL(fileURLWithPath: database.path))
         }
     }
+}
 
-    static func storeError(_ error: any Error, _ message: String, url: URL?) -> StoreError {
-        if let error = error as? StoreError { return error }
-        if let error = error as? DatabaseError {
-            switch error.resultCode {
-            case .SQLITE_BUSY, .SQLITE_LOCKED:
-                return StoreError(code: .locked, message: message, url: url, underlying: error)
-            case .SQLITE_CORRUPT, .SQLITE_NOTADB:
-                return StoreError(code: .corruptData, message: message, url: url, underlying: error)
-            default:
-                break
-            }
+/// Maps a GRDB/SQLite error to a `StoreError`: busy/locked → `.locked`, corrupt/not a database → `.corruptData`,
+/// anything else → `.io`.
+func sqliteStoreError(_ error: any Error, _ message: String, url: URL?) -> StoreError {
+    if let error = error as? StoreError { return error }
+    if let error = error as? DatabaseError {
+        switch error.resultCode {
+        case .SQLITE_BUSY, .SQLITE_LOCKED:
+            return StoreError(code: .locked, message: message, url: url, underlying: error)
+        case .SQLITE_CORRUPT, .SQLITE_NOTADB:
+            return StoreError(code: .corruptData, message: message, url: url, underlying: error)
+        default:
+            break
         }
-        return StoreError(code: .io, message: message, url: url, underlying: error)
     }
+    return StoreError(code: .io, message: message, url: url, underlying: error)
 }
