@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+
+@testable import TetherStore
+
+struct AppDirectoriesTests {
+    @Test func xdgVariablesPlaceEachFolderWithTheAppsOwnFolderAppended() throws {
+        let dirs = try AppDirectories(
+            appName: "MyNotes",
+            environment: [
+                "XDG_DATA_HOME": "/data", "XDG_CONFIG_HOME": "/config", "XDG_CACHE_HOME": "/cache",
+                "TMPDIR": "/scratch",
+            ],
+            homeDirectory: URL(fileURLWithPath: "/home/u")
+        )
+        #expect(dirs.documents.path == "/data/MyNotes/Documents")
+        #expect(dirs.library.path == "/data/MyNotes/Library")
+        #expect(dirs.preferences.path == "/config/MyNotes")
+        #expect(dirs.caches.path == "/cache/MyNotes")
+        #expect(dirs.temporary.path == "/scratch/MyNotes-\(getuid())")
+    }
+
+    @Test func emptyOrRelativeXDGValuesFallBackToTheHomeDefaults() throws {
+        let dirs = try AppDirectories(
+            appName: "MyNotes",
+            environment: ["XDG_DATA_HOME": "", "XDG_CONFIG_HOME": "relative/path"],
+            homeDirectory: URL(fileURLWithPath: "/home/u")
+        )
+        #expect(dirs.documents.path == "/home/u/.local/share/MyNotes/Documents")
+        #expect(dirs.preferences.path == "/home/u/.config/MyNotes")
+        #expect(dirs.caches.path == "/home/u/.cache/MyNotes")
+        #expect(dirs.temporary.path == "/tmp/MyNotes-\(getuid())")
+    }
+
+    @Test(arguments: ["", ".", "..", "a/b"])
+    func invalidAppNamesAreRejected(name: String) async {
+        await expectStoreError(.invalidArgument) {
+            try AppDirectories(appName: name, environment: [:], homeDirectory: URL(fileURLWithPath: "/home/u"))
+        }
+    }
+
+    @Test func initCreatesNothingAndCreateDirectoriesMakesPrivateFoldersIdempotently() async throws {
+        try await withTemporaryDirectory { root in
+            let dirs = try AppDirectories(
+                appName: "MyNotes",
+                environment: ["TMPDIR": root.appendingPathComponent("tmp").path],
+                homeDirectory: root
+            )
+            #expect(!FileManager.default.fileExists(atPath: dirs.documents.path))
+            try dirs.createDirectories()
+            try dirs.createDirectories()
+            for url in [dirs.documents, dirs.library, dirs.preferences, dirs.caches, dirs.temporary] {
+                let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+                #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o700, "\(url.path)")
+            }
+        }
+    }
+
+    @Test func aFolderThatCannotBeCreatedIsAnIOError() async throws {
+        try await withTemporaryDirectory { root in
+            let blocker = root.appendingPathComponent("file")
+            try Data().write(to: blocker)
+            let dirs = try AppDirectories(appName: "MyNotes", environment: [:], homeDirectory: blocker)
+            await expectStoreError(.io) { try dirs.createDirectories() }
+        }
+    }
+
+    @Test func theProcessEnvironmentInitialiserUsesTheHomeDirectory() throws {
+        let dirs = try AppDirectories(appName: "tether")
+        #expect(dirs.appName == "tether")
+        #expect(dirs.documents.lastPathComponent == "Documents")
+        #expect(dirs.documents.deletingLastPathComponent().lastPathComponent == "tether")
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import GRDB
+import Testing
+
+@testable import TetherStore
+
+struct SQLiteStoreTests {
+    @Test func theDatabaseUsesWALWithFullSynchronousCommits() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try SQLiteStore<Note>(url: directory.appendingPathComponent("n.sqlite"))
+            let (mode, synchronous) = try await store.database.writeWithoutTransaction { db in
+                (
+                    try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "",
+                    try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1
+                )
+            }
+            #expect(mode == "wal")
+            #expect(synchronous == 2)
+        }
+    }
+
+    @Test func rowsHoldTheJSONIdAndRecordInTheDocumentedTable() async throws {
+        let store = try SQLiteStore<Item>.inMemory()
+        try await store.insert(Item(id: "a", title: "A", score: 1.5))
+        try await store.insert(Item(id: "b", title: "B"))
+        try await store.upsert(Item(id: "a", title: "A2"))
+        let rows = try store.database.read { db in
+            try Row.fetchAll(db, sql: "SELECT rowid, id, record FROM \"Item\" ORDER BY rowid")
+        }
+        #expect(rows.map { $0["id"] as String } == ["\"a\"", "\"b\""])
+        #expect(rows.map { $0["rowid"] as Int64 } == [1, 2])
+        let record = try JSONDecoder().decode(Item.self, from: rows[0]["record"] as Data)
+        #expect(record.title == "A2")
+    }
+
+    @Test func twoStoresOnOneDatabaseShareItUnderTheirOwnTables() async throws {
+        let queue = try DatabaseQueue()
+        let notes = try SQLiteStore<Note>(database: queue, tableName: "notes")
+        let items = try SQLiteStore<Item>(database: queue, tableName: "items")
+        try await notes.insert(Note(content: "n"))
+        try await items.insert(Item(id: "i", title: "t"))
+        #expect(try await notes.count() == 1)
+        #expect(try await items.count() == 1)
+        let other = try SQLiteStore<Note>(database: queue, tableName: "notes")
+        #expect(try await other.fetchAll().map(\.content) == ["n"])
+    }
+
+    @Test func twoProcessesWorthOfStoresOnOneFileBothSeeEveryWrite() async throws {
+        try await withTemporaryDirectory { directory in
+            let url = directory.appendingPathComponent("shared.sqlite")
+            let first = try SQLiteStore<Note>(url: url)
+            let second = try SQLiteStore<Note>(url: url)
+            let a = Note(content: "a")
+            let b = Note(content: "b")
+            try await first.insert(a)
+            try await second.insert(b)
+            #expect(try await first.fetchAll() == [a, b])
+            await expectStoreError(.duplicateID) { try await second.insert(a) }
+        }
+    }
+
+    @Test func aFileThatIsNotADatabaseIsCorruptDataAndKept() async throws {
+        try await withTemporaryDirectory { directory in
+            let url = directory.appendingPathComponent("bad.sqlite")
+            let bytes = Data(repeating: 0x42, count: 8192)
+            try bytes.write(to: url)
+            await expectStoreError(.corruptData) { try SQLiteStore<Note>(url: url) }
+            #expect(try contents(of: url) == bytes)
+        }
+    }
+
+    @Test func aRowThatDoesNotDecodeIsCorruptData() async throws {
+        let store = try SQLiteStore<Note>.inMemory()
+        try await store.database.write { db in
+            try db.execute(sql: "INSERT INTO \"Note\" (id, record) VALUES ('\"x\"', x'7b7d')")
+        }
+        await expectStoreError(.corruptData) { try await store.fetchAll() }
+    }
+
+    @Test func emptyTableNamesAreAnInvalidArgument() async throws {
+        await expectStoreError(.invalidArgument) { try SQLiteStore<Note>(database: try DatabaseQueue(), tableName: "") }
+    }
+
+    @Test func storeErrorsMatchTheirCodesInCatchClauses() {
+        let error: any Error = StoreError(code: .locked, message: "busy")
+        var matched = false
+        do { throw error } catch StoreError.Code.locked { matched = true } catch {}
+        #expect(matched)
+        #expect(StoreError.Code.validation.rawValue == 9)
+        #expect("\(StoreError(code: .notFound, message: "m"))".contains("notFound"))
+    }
+}
