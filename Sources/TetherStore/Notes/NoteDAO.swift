@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The seed's notes data-access object (`create`, `remove`, `modify`, `findAll`, `findById`) over any
 /// ``RecordStore`` of ``Note``s.
@@ -36,7 +36,27 @@ public final class NoteDAO: Sendable {
     /// - Throws: ``StoreError`` from creating the folder, converting or opening the store.
     public static func open(_ kind: StoreKind, in directories: AppDirectories) throws -> NoteDAO {
         try directories.createDirectories()
-        let url = directories.documents.appendingPathComponent(fileName(for: kind))
+        return try open(kind, directory: directories.documents)
+    }
+
+    /// Opens the notes store of `kind` in `directory` (created if needed, mode 0700), with the same file names and
+    /// the same one-time seed import as ``open(_:in:)``.
+    /// - Parameters:
+    ///   - kind: The store kind.
+    ///   - directory: The folder holding the store file.
+    /// - Returns: A DAO over the opened store.
+    /// - Throws: ``StoreError`` from creating the folder, converting or opening the store.
+    public static func open(_ kind: StoreKind, directory: URL) throws -> NoteDAO {
+        do {
+            try FileManager.default.createDirectory(
+                at: directory,
+                withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700]
+            )
+        } catch {
+            throw StoreError(code: .io, message: "cannot create directory", url: directory, underlying: error)
+        }
+        let url = directory.appendingPathComponent(fileName(for: kind))
         switch kind {
         case .plist:
             try LegacyNotesImporter.convertIfNeeded(url)

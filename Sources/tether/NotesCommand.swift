@@ -1,0 +1,213 @@
+import ArgumentParser
+import Foundation
+import TetherStore
+
+/// `tether notes add|list|edit|rm`: the seed's notes app on the command line, over `NoteDAO`.
+struct NotesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "notes",
+        abstract: "Add, list, edit and remove notes in a plist, archive or SQLite store.",
+        subcommands: [Add.self, List.self, Edit.self, Remove.self]
+    )
+
+    /// The store a notes subcommand works on.
+    enum StoreOption: String, ExpressibleByArgument, CaseIterable {
+        case plist, archive, sqlite
+
+        var kind: NoteDAO.StoreKind {
+            switch self {
+            case .plist: .plist
+            case .archive: .archive
+            case .sqlite: .sqlite
+            }
+        }
+    }
+
+    /// Options every notes subcommand takes.
+    struct Options: ParsableArguments {
+        @Option(help: "The store: plist, archive or sqlite.")
+        var store: StoreOption = .sqlite
+
+        @Option(help: "The folder of the store (default: the tether app's Documents folder).")
+        var dir: String?
+
+        @Flag(help: "Debug output on stderr.")
+        var verbose = false
+
+        /// Opens the DAO and runs the seed's first-launch step, as the seed app did at start.
+        func openDAO() async throws -> NoteDAO {
+            let dao: NoteDAO
+            if let dir {
+                dao = try NoteDAO.open(store.kind, directory: URL(fileURLWithPath: dir, isDirectory: true))
+            } else {
+                dao = try NoteDAO.open(store.kind, in: try AppDirectories(appName: "tether"))
+            }
+            if verbose {
+                printError("debug: notes store \(store.rawValue) in \(dir ?? "the tether Documents folder")")
+            }
+            try await dao.createEditableCopyOfDatabaseIfNeeded()
+            return dao
+        }
+    }
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a note and print its id.")
+
+        @OptionGroup var options: Options
+
+        @Argument(help: "The note's text.")
+        var text: String
+
+        func run() async throws {
+            try await reportingErrors {
+                let dao = try await options.openDAO()
+                let note = Note(content: text)
+                try await dao.create(note)
+                print(note.id.uuidString)
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the notes, oldest first.")
+
+        @OptionGroup var options: Options
+
+        @Flag(help: "Print a JSON array.")
+        var json = false
+
+        func run() async throws {
+            try await reportingErrors {
+                let notes = try await options.openDAO().findAll()
+                if json {
+                    struct Entry: Encodable {
+                        var id: String
+                        var date: String
+                        var content: String
+                    }
+                    let encoder = JSONEncoder()
+                    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                    let entries = notes.map {
+                        Entry(id: $0.id.uuidString, date: isoDate($0.date), content: $0.content)
+                    }
+                    print(String(decoding: try encoder.encode(entries), as: UTF8.self))
+                } else {
+                    for note in notes {
+                        print("\(note.id.uuidString)  \(isoDate(note.date))  \(note.content)")
+                    }
+                }
+            }
+        }
+    }
+
+    struct Edit: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Replace the text of a note.")
+
+        @OptionGroup var options: Options
+
+        @Argument(help: "The note's id.")
+        var id: String
+
+        @Argument(help: "The new text.")
+        var text: String
+
+        func validate() throws {
+            guard UUID(uuidString: id) != nil else { throw ValidationError("'\(id)' is not a note id (a UUID)") }
+        }
+
+        func run() async throws {
+            try await reportingErrors {
+                let dao = try await options.openDAO()
+                let probe = Note(id: UUID(uuidString: id)!, content: "")
+                guard var note = try await dao.findById(probe) else {
+                    throw NotesFailure(message: "no note \(id)")
+                }
+                note.content = text
+                try await dao.modify(note)
+            }
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove a note.")
+
+        @OptionGroup var options: Options
+
+        @Argument(help: "The note's id.")
+        var id: String
+
+        func validate() throws {
+            guard UUID(uuidString: id) != nil else { throw ValidationError("'\(id)' is not a note id (a UUID)") }
+        }
+
+        func run() async throws {
+            try await reportingErrors {
+                let dao = try await options.openDAO()
+                guard try await dao.remove(Note(id: UUID(uuidString: id)!, content: "")) else {
+                    throw NotesFailure(message: "no note \(id)")
+                }
+            }
+        }
+    }
+}
+
+/// A runtime failure of a notes subcommand, reported as `error: <message>`.
+private struct NotesFailure: Error {
+    var message: String
+}
+
+/// Runs `body`; a failure prints `error: …` on stderr and exits with status 1.
+private func reportingErrors(_ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let failure as NotesFailure {
+        printError("error: \(failure.message)")
+        throw ExitCode.failure
+    } catch let error as StoreError {
+        printError("error: \(error)")
+        throw ExitCode.failure
+    }
+}
+
+private func printError(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
+}
+
+private func isoDate(_ date: Date) -> String {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    return formatter.string(from: date)
+}
+
+/// The demo's notes step: CRUD on each store kind in a temporary `AppDirectories`; returns a one-line summary.
+func runNotesDemoStep() async throws -> String {
+    let root = FileManager.default.temporaryDirectory
+        .appendingPathComponent("tether-notes-demo-\(UUID().uuidString)", isDirectory: true)
+    defer { try? FileManager.default.removeItem(at: root) }
+    let directories = try AppDirectories(
+        appName: "tether",
+        environment: ["TMPDIR": root.appendingPathComponent("tmp").path],
+        homeDirectory: root
+    )
+    var counts: [String] = []
+    for kind in NoteDAO.StoreKind.allCases {
+        let dao = try NoteDAO.open(kind, in: directories)
+        try await dao.createEditableCopyOfDatabaseIfNeeded()
+        var note = Note(content: "demo note")
+        try await dao.create(note)
+        note.content = "demo note, edited"
+        try await dao.modify(note)
+        guard try await dao.findById(note)?.content == note.content else {
+            throw NotesFailure(message: "\(kind.rawValue): the edited note did not read back")
+        }
+        guard try await dao.remove(note) else {
+            throw NotesFailure(message: "\(kind.rawValue): the note could not be removed")
+        }
+        let remaining = try await dao.findAll()
+        guard remaining.count == 2, remaining.first?.content == "Welcome to MyNotes." else {
+            throw NotesFailure(message: "\(kind.rawValue): expected the 2 seed notes, found \(remaining.count)")
+        }
+        counts.append(kind.rawValue)
+    }
+    return "notes CRUD on \(counts.joined(separator: ", ")) (create, modify, findById, remove; seed notes kept)"
+}
