@@ -68,13 +68,20 @@ struct RequestBodySequence: AsyncSequence, Sendable {
                     if stream.streamStatus == .notOpen { stream.open() }
                 }
                 var buffer = ByteBuffer()
+                var failed = false
                 let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: RequestBodySequence.chunkSize) {
                     pointer in
                     let base = pointer.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                    return Swift.max(0, stream.read(base, maxLength: RequestBodySequence.chunkSize))
+                    let read = stream.read(base, maxLength: RequestBodySequence.chunkSize)
+                    failed = read < 0
+                    return Swift.max(0, read)
+                }
+                if failed {
+                    // `streamError` is unimplemented on Linux: report the failure without it.
+                    stream.close()
+                    throw URLError(.requestBodyStreamExhausted)
                 }
                 if count == 0 {
-                    if let error = stream.streamError { throw error }
                     stream.close()
                     chunk = nil
                 } else {

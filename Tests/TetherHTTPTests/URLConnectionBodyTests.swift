@@ -1,0 +1,174 @@
+import Foundation
+import Testing
+
+@testable import TetherHTTP
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+struct URLConnectionBodyTests {
+    let server = TestServer.http
+
+    @Test func chunkedBodiesArriveWhole() async throws {
+        let (data, response) = try await URLConnection.data(
+            for: request(self.server.url("/chunked?n=20")),
+            configuration: .uncached
+        )
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        #expect(String(decoding: data, as: UTF8.self) == (0..<20).map { "chunk-\($0);" }.joined())
+        #expect(response.expectedContentLength == -1)
+    }
+
+    @Test(arguments: ["gzip", "deflate"])
+    func compressedBodiesAreDecodedWithUnknownLength(route: String) async throws {
+        let delegate = RecordingDelegate()
+        try await load(request(self.server.url("/\(route)")), delegate: delegate)
+        #expect(delegate.events.contains(.response(status: 200, expectedLength: -1)))
+        let headers = delegate.lastResponse?.allHeaderFields as? [String: String] ?? [:]
+        #expect(headers["X-Raw-Length"] == "\(delegate.body.count)")
+        #expect(headers["X-Raw-SHA256"] == Digests.hex(Digests.sha256(Array(delegate.body))))
+    }
+
+    @Test func aDecompressionBombFailsWithCannotDecodeContentData() async throws {
+        await expectURLError(.cannotDecodeContentData) {
+            _ = try await URLConnection.data(for: request(self.server.url("/gzipbomb")), configuration: .uncached)
+        }
+    }
+
+    @Test func withoutDecompressionTheEncodedBytesArrive() async throws {
+        let configuration = URLConnection.Configuration(responseCache: nil, decompressesResponses: false)
+        var gzipRequest = request(self.server.url("/gzip"))
+        gzipRequest.setValue("gzip", forHTTPHeaderField: "Accept-Encoding")
+        let (data, _) = try await URLConnection.data(for: gzipRequest, configuration: configuration)
+        #expect(data.prefix(2) == Data([0x1f, 0x8b]))
+    }
+
+    @Test func aCorruptCompressedBodyFailsWithCannotDecodeContentData() async throws {
+        let delegate = RecordingDelegate()
+        try await load(request(self.server.url("/badgzip")), delegate: delegate)
+        #expect(delegate.events.last == .failed(.cannotDecodeContentData))
+    }
+
+    @Test func a50MiBBodyStreamsToTheDelegateInChunks() async throws {
+        let size = 50 << 20
+        let delegate = RecordingDelegate()
+        delegate.keepsBody = false
+        let counter = NSLockedCounter()
+        delegate.onData = { _, data in counter.add(data.count, chunk: true) }
+        try await load(request(self.server.url("/big?size=\(size)"), timeout: 60), delegate: delegate)
+        #expect(delegate.events.last == .finished)
+        #expect(counter.total == size)
+        #expect(counter.chunks > 10)
+        #expect(counter.largestChunk < 8 << 20)
+    }
+
+    @Test func anUploadOf5MiBReportsProgressUpToItsLength() async throws {
+        let payload = Data((0..<(5 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        var post = request(self.server.url("/echo"), method: "POST")
+        post.httpBody = payload
+        let delegate = RecordingDelegate()
+        try await load(post, delegate: delegate)
+        let progress = delegate.events.compactMap { event -> (Int, Int)? in
+            if case .sent(let total, let expected) = event { return (total, expected) }
+            return nil
+        }
+        #expect(progress.count > 1)
+        #expect(progress.last?.0 == payload.count)
+        #expect(progress.allSatisfy { $0.1 == payload.count })
+        #expect(zip(progress, progress.dropFirst()).allSatisfy { $0.0 < $1.0 })
+        let echo = try Echo(delegate.body)
+        #expect(echo.bodyLength == payload.count)
+        #expect(echo.sha256 == Digests.hex(Digests.sha256(Array(payload))))
+    }
+
+    @Test func aStreamUploadOfUnknownLengthIsSentChunked() async throws {
+        let payload = Data(repeating: 0x42, count: 300_000)
+        var post = request(self.server.url("/echo"), method: "PUT")
+        post.httpBodyStream = InputStream(data: payload)
+        let delegate = RecordingDelegate()
+        try await load(post, delegate: delegate)
+        let echo = try Echo(delegate.body)
+        #expect(echo.bodyLength == payload.count)
+        #expect(echo.header("Transfer-Encoding") == "chunked")
+        #expect(delegate.events.contains(.sent(total: payload.count, expected: -1)))
+    }
+
+    @Test func aStalledResponseTimesOut() async throws {
+        let delegate = RecordingDelegate()
+        try await load(request(self.server.url("/stall?for=10"), timeout: 0.5), delegate: delegate)
+        #expect(delegate.events.last == .failed(.timedOut))
+        #expect(delegate.events.contains(.data(7)))
+        await #expect(throws: URLError.self) {
+            _ = try await URLConnection.data(
+                for: request(self.server.url("/stallhead?for=10"), timeout: 0.5),
+                configuration: .uncached
+            )
+        }
+    }
+
+    @Test func aSlowButSteadyResponseDoesNotTimeOut() async throws {
+        let (data, _) = try await URLConnection.data(
+            for: request(self.server.url("/slow?n=25&delay=0.1"), timeout: 2),
+            configuration: .uncached
+        )
+        #expect(data == Data(repeating: UInt8(ascii: "x"), count: 25))
+    }
+
+    @Test func bodiesOverTheLimitFailWithDataLengthExceedsMaximum() async throws {
+        let configuration = URLConnection.Configuration(responseCache: nil, maximumResponseBodySize: 1000)
+        do {
+            _ = try await URLConnection.data(
+                for: request(self.server.url("/big?size=5000")),
+                configuration: configuration
+            )
+            Issue.record("expected a failure")
+        } catch let error as URLError {
+            #expect(error.code == .dataLengthExceedsMaximum)
+        }
+        do {
+            _ = try await URLConnection.data(
+                for: request(self.server.url("/chunked?n=200")),
+                configuration: configuration
+            )
+            Issue.record("expected a failure")
+        } catch let error as URLError {
+            #expect(error.code == .dataLengthExceedsMaximum)
+        }
+    }
+
+    @Test func cookiesAreStoredAndSentBack() async throws {
+        let name = "c\(UInt32.random(in: 0...UInt32.max))"
+        _ = try await URLConnection.data(
+            for: request(self.server.url("/setcookie?name=\(name)&value=v1")),
+            configuration: .uncached
+        )
+        let echo = try Echo(
+            try await URLConnection.data(for: request(self.server.url("/echo")), configuration: .uncached).0
+        )
+        #expect(echo.header("Cookie")?.contains("\(name)=v1") == true)
+        var noCookies = request(self.server.url("/echo"))
+        noCookies.httpShouldHandleCookies = false
+        let bare = try Echo(try await URLConnection.data(for: noCookies, configuration: .uncached).0)
+        #expect(bare.header("Cookie")?.contains(name) != true)
+    }
+}
+
+final class NSLockedCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var sum = 0
+    private var count = 0
+    private var largest = 0
+
+    func add(_ bytes: Int, chunk: Bool) {
+        self.lock.withLock {
+            self.sum += bytes
+            self.count += 1
+            self.largest = max(self.largest, bytes)
+        }
+    }
+
+    var total: Int { self.lock.withLock { self.sum } }
+    var chunks: Int { self.lock.withLock { self.count } }
+    var largestChunk: Int { self.lock.withLock { self.largest } }
+}

@@ -1,0 +1,177 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import NIOSSL
+import Testing
+
+@testable import TetherHTTP
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+struct URLConnectionLifecycleTests {
+    let server = TestServer.http
+
+    @Test func cancelFromInsideDidReceiveResponseSilencesTheConnection() async throws {
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        let delegate = RecordingDelegate()
+        let cancelled = Signal<Bool>()
+        delegate.onResponse = { connection, _ in
+            connection.cancel()
+            cancelled.fulfil(true)
+        }
+        let connection = URLConnection(
+            request: request(self.server.url("/big?size=2000000")),
+            delegate: delegate,
+            startImmediately: false,
+            configuration: .uncached
+        )!
+        connection.setDelegateQueue(queue)
+        connection.start()
+        _ = try await cancelled.wait()
+        // A second load on the same serial queue is the barrier: anything the first would still deliver
+        // would have been queued before its finish.
+        let barrier = RecordingDelegate()
+        try await load(request(self.server.url("/big?size=2000000")), delegate: barrier, queue: queue)
+        #expect(delegate.mainEvents.count == 2)
+        #expect(delegate.done.current == nil)
+    }
+
+    @Test func cancelBeforeStartMeansNothingIsEverDelivered() async throws {
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        let delegate = RecordingDelegate()
+        let connection = URLConnection(
+            request: request(self.server.url("/hello")),
+            delegate: delegate,
+            startImmediately: false,
+            configuration: .uncached
+        )!
+        connection.setDelegateQueue(queue)
+        connection.cancel()
+        connection.start()
+        try await load(request(self.server.url("/hello")), delegate: RecordingDelegate(), queue: queue)
+        #expect(delegate.events.isEmpty)
+    }
+
+    @Test func nilFromCanonicalWillSendCancelsSilently() async throws {
+        final class Refusing: URLConnectionDataDelegate, @unchecked Sendable {
+            let calls = NSLockedCounter()
+            func connection(
+                _ connection: URLConnection,
+                willSend request: URLRequest,
+                redirectResponse response: URLResponse?
+            ) -> URLRequest? {
+                self.calls.add(1, chunk: true)
+                return nil
+            }
+            func connection(_ connection: URLConnection, didReceive response: URLResponse) {
+                self.calls.add(100, chunk: true)
+            }
+        }
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        let delegate = Refusing()
+        let connection = URLConnection(
+            request: request(self.server.url("/hello")),
+            delegate: delegate,
+            startImmediately: false,
+            configuration: .uncached
+        )!
+        connection.setDelegateQueue(queue)
+        connection.start()
+        try await load(request(self.server.url("/hello")), delegate: RecordingDelegate(), queue: queue)
+        #expect(delegate.calls.total == 1)
+    }
+
+    @Test func sendSynchronousRequestBlocksAPlainThreadAndFillsTheResponse() async throws {
+        let url = self.server.url("/status/404")
+        let result = Signal<UncheckedSendableBox<(Data?, URLResponse?, (any Error)?)>>()
+        let thread = Thread {
+            var response: URLResponse?
+            do {
+                let data = try URLConnection.sendSynchronousRequest(URLRequest(url: url), returning: &response)
+                result.fulfil(UncheckedSendableBox((data, response, nil)))
+            } catch {
+                result.fulfil(UncheckedSendableBox((nil, response, error)))
+            }
+        }
+        thread.start()
+        let (data, response, error) = try await result.wait().value
+        #expect(error == nil)
+        #expect((response as? HTTPURLResponse)?.statusCode == 404)
+        #expect(data == Data("status 404".utf8))
+    }
+
+    @Test func sendSynchronousRequestThrowsURLErrors() async throws {
+        let url = URL(string: "http://127.0.0.1:\(try closedPort())/")!
+        let result = Signal<UncheckedSendableBox<(any Error)?>>()
+        Thread {
+            do {
+                _ = try URLConnection.sendSynchronousRequest(URLRequest(url: url), returning: nil)
+                result.fulfil(UncheckedSendableBox(nil))
+            } catch {
+                result.fulfil(UncheckedSendableBox(error))
+            }
+        }.start()
+        let error = try await result.wait().value
+        #expect((error as? URLError)?.code == .cannotConnectToHost)
+    }
+
+    @Test func sendAsynchronousRequestRunsTheHandlerOnTheQueue() async throws {
+        let queue = OperationQueue()
+        queue.name = "tether-completion-queue"
+        let result = Signal<UncheckedSendableBox<(Int?, Data?, Bool)>>()
+        URLConnection.sendAsynchronousRequest(URLRequest(url: self.server.url("/hello")), queue: queue) {
+            response,
+            data,
+            error in
+            result.fulfil(
+                UncheckedSendableBox(
+                    ((response as? HTTPURLResponse)?.statusCode, data, OperationQueue.current === queue && error == nil)
+                )
+            )
+        }
+        let (status, data, onQueue) = try await result.wait().value
+        #expect(status == 200)
+        #expect(data == Data("hello".utf8))
+        #expect(onQueue)
+    }
+
+    @Test func taskCancellationOfDataForThrowsCancelled() async throws {
+        let url = self.server.url("/stallhead?for=10")
+        let task = Task { try await URLConnection.data(for: request(url), configuration: .uncached) }
+        try await Task.sleep(nanoseconds: 100_000_000)
+        task.cancel()
+        do {
+            _ = try await withTimeout(10) { try await task.value }
+            Issue.record("expected cancellation")
+        } catch let error as URLError {
+            #expect(error.code == .cancelled)
+            #expect(error.failingURL == url)
+        }
+    }
+
+    @Test func unsupportedURLsThrowFromDataFor() async throws {
+        await expectURLError(.unsupportedURL) {
+            _ = try await URLConnection.data(for: URLRequest(url: URL(string: "ftp://127.0.0.1/")!))
+        }
+    }
+
+    @Test func trustedHTTPSWorksAndUntrustedFails() async throws {
+        let tlsServer = TestServer.https
+        let trusting = URLConnection.Configuration(
+            responseCache: nil,
+            tlsConfiguration: try TestCertificates.shared.trustingConfiguration()
+        )
+        let (data, _) = try await URLConnection.data(for: request(tlsServer.url("/hello")), configuration: trusting)
+        #expect(data == Data("hello".utf8))
+
+        let delegate = RecordingDelegate()
+        try await load(request(tlsServer.url("/hello")), delegate: delegate)
+        #expect(delegate.events.last == .failed(.serverCertificateUntrusted))
+        #expect(delegate.lastError?.userInfo[NSUnderlyingErrorKey] != nil)
+    }
+}

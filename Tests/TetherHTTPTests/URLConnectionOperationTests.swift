@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+
+@testable import TetherHTTP
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+struct URLConnectionOperationTests {
+    let server = TestServer.http
+
+    @Test func operationsRunInALimitedQueueAndCompleteAfterFinishing() async throws {
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 2
+        let finished = NSLockedCounter()
+        let all = Signal<Bool>()
+        let operations = (0..<6).map { index in
+            URLConnectionOperation(
+                request: request(self.server.url("/chunked?n=\(index + 1)")),
+                configuration: .uncached
+            )
+        }
+        for operation in operations {
+            let box = UncheckedSendableBox(operation)
+            operation.completionBlock = {
+                #expect(box.value.isFinished)
+                #expect(!box.value.isExecuting)
+                finished.add(1, chunk: true)
+                if finished.chunks == 6 { all.fulfil(true) }
+            }
+        }
+        for operation in operations { queue.addOperation(operation) }
+        _ = try await all.wait()
+        for (index, operation) in operations.enumerated() {
+            #expect(operation.error == nil)
+            #expect(
+                String(decoding: operation.responseData ?? Data(), as: UTF8.self)
+                    == (0...index).map { "chunk-\($0);" }.joined()
+            )
+            #expect((operation.response as? HTTPURLResponse)?.statusCode == 200)
+        }
+    }
+
+    @Test func cancellingFinishesWithCancelled() async throws {
+        let operation = URLConnectionOperation(
+            request: request(self.server.url("/stallhead?for=10")),
+            configuration: .uncached
+        )
+        let done = Signal<Bool>()
+        operation.completionBlock = { done.fulfil(true) }
+        let queue = OperationQueue()
+        queue.addOperation(operation)
+        operation.cancel()
+        _ = try await done.wait()
+        #expect(operation.isFinished)
+        #expect((operation.error as? URLError)?.code == .cancelled)
+        #expect(operation.responseData == nil)
+    }
+
+    @Test func aFailingLoadReportsItsError() async throws {
+        let operation = URLConnectionOperation(request: request(URL(string: "http://127.0.0.1:\(try closedPort())/")!))
+        let done = Signal<Bool>()
+        operation.completionBlock = { done.fulfil(true) }
+        OperationQueue().addOperation(operation)
+        _ = try await done.wait()
+        #expect((operation.error as? URLError)?.code == .cannotConnectToHost)
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import Testing
+
+@testable import TetherHTTP
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+struct URLConnectionTests {
+    let server = TestServer.http
+
+    @Test func loadDeliversCanonicalWillSendResponseDataAndFinishInOrder() async throws {
+        let delegate = RecordingDelegate()
+        let url = self.server.url("/hello")
+        try await load(request(url), delegate: delegate)
+        #expect(
+            delegate.mainEvents == [
+                .willSend(url: url.absoluteString, method: "GET", redirectStatus: nil),
+                .response(status: 200, expectedLength: 5),
+                .data(5),
+                .finished,
+            ]
+        )
+        #expect(String(decoding: delegate.body, as: UTF8.self) == "hello")
+    }
+
+    @Test func callsNeverOverlapOnAConcurrentDelegateQueue() async throws {
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 8
+        let delegate = RecordingDelegate()
+        try await load(request(self.server.url("/chunked?n=50")), delegate: delegate, queue: queue)
+        #expect(!delegate.overlapped)
+        #expect(String(decoding: delegate.body, as: UTF8.self).hasPrefix("chunk-0;chunk-1;"))
+        #expect(delegate.events.last == .finished)
+    }
+
+    @Test func deliversOnAScheduledRunLoop() async throws {
+        let runLoopThread = RunLoopThread()
+        defer { runLoopThread.stop() }
+        let delegate = RecordingDelegate()
+        let connection = URLConnection(
+            request: request(self.server.url("/hello")),
+            delegate: delegate,
+            startImmediately: false,
+            configuration: .uncached
+        )!
+        connection.schedule(in: runLoopThread.runLoop, forMode: .default)
+        connection.start()
+        #expect(try await delegate.done.wait())
+        #expect(delegate.threads == [runLoopThread.threadID])
+    }
+
+    @Test func defaultsToTheRunLoopOfTheCreatingThread() async throws {
+        let runLoopThread = RunLoopThread()
+        defer { runLoopThread.stop() }
+        let delegate = RecordingDelegate()
+        let url = self.server.url("/hello")
+        let holder = Signal<UncheckedSendableBox<URLConnection>>()
+        runLoopThread.runLoop.perform {
+            let connection = URLConnection(request: request(url), delegate: delegate)!
+            holder.fulfil(UncheckedSendableBox(connection))
+        }
+        _ = try await holder.wait()
+        #expect(try await delegate.done.wait())
+        #expect(delegate.threads == [runLoopThread.threadID])
+    }
+
+    @Test func canHandleOnlyHTTPURLsWithAHost() {
+        #expect(URLConnection.canHandle(URLRequest(url: URL(string: "http://example.com/")!)))
+        #expect(URLConnection.canHandle(URLRequest(url: URL(string: "HTTPS://example.com")!)))
+        #expect(!URLConnection.canHandle(URLRequest(url: URL(string: "ftp://example.com/")!)))
+        #expect(!URLConnection.canHandle(URLRequest(url: URL(string: "http:///nohost")!)))
+        #expect(URLConnection(request: URLRequest(url: URL(string: "file:///tmp/x")!), delegate: nil) == nil)
+    }
+
+    @Test func httpErrorStatusesAreResponsesNotErrors() async throws {
+        for status in [404, 503] {
+            let (data, response) = try await URLConnection.data(
+                for: request(self.server.url("/status/\(status)")),
+                configuration: .uncached
+            )
+            #expect((response as? HTTPURLResponse)?.statusCode == status)
+            #expect(String(decoding: data, as: UTF8.self) == "status \(status)")
+        }
+    }
+
+    @Test func refusedConnectionFailsWithCannotConnectToHostAndTheFailingURL() async throws {
+        let url = URL(string: "http://127.0.0.1:\(try closedPort())/x")!
+        let delegate = RecordingDelegate()
+        try await load(request(url), delegate: delegate)
+        #expect(delegate.events.last == .failed(.cannotConnectToHost))
+        #expect(delegate.lastError?.failingURL == url)
+        #expect(delegate.lastError?.userInfo["NSErrorFailingURLStringKey"] as? String == url.absoluteString)
+    }
+
+    @Test func resetMidBodyFailsWithNetworkConnectionLost() async throws {
+        let delegate = RecordingDelegate()
+        try await load(request(self.server.url("/reset")), delegate: delegate)
+        #expect(delegate.events.last == .failed(.networkConnectionLost))
+        #expect(delegate.events.contains(.response(status: 200, expectedLength: 100_000)))
+    }
+}
+
+/// A thread that runs its run loop until stopped.
+final class RunLoopThread: @unchecked Sendable {
+    private let ready = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    private var isStopped = false
+    private var loop: RunLoop?
+    private var thread: ObjectIdentifier?
+    let name = "tether-runloop-\(UUID().uuidString.prefix(8))"
+
+    init() {
+        let thread = Thread { [self] in
+            let runLoop = RunLoop.current
+            self.lock.withLock { self.thread = ObjectIdentifier(Thread.current) }
+            // A timer keeps the run loop alive (it returns at once without sources on Linux).
+            let keepAlive = Timer(timeInterval: 3600, repeats: true) { _ in }
+            runLoop.add(keepAlive, forMode: .default)
+            self.lock.withLock { self.loop = runLoop }
+            self.ready.signal()
+            while !self.lock.withLock({ self.isStopped }) {
+                _ = runLoop.run(mode: .default, before: Date(timeIntervalSinceNow: 0.05))
+            }
+            keepAlive.invalidate()
+        }
+        thread.name = self.name
+        thread.start()
+        self.ready.wait()
+    }
+
+    var runLoop: RunLoop { self.lock.withLock { self.loop! } }
+    var threadID: ObjectIdentifier { self.lock.withLock { self.thread! } }
+
+    func stop() {
+        self.lock.withLock { self.isStopped = true }
+    }
+}
+
+struct UncheckedSendableBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
