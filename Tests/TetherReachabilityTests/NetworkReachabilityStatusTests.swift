@@ -32,7 +32,10 @@ struct NetworkPathTests {
     @Test func aReachablePathOverCellularIsExpensive() {
         let path = NetworkPath.reachable(via: "wwan0", type: .cellular, supportsIPv4: true, supportsIPv6: false)
         #expect(path.status == .reachableViaWWAN && path.isExpensive)
-        #expect(!NetworkPath.reachable(via: "eth0", type: .wiredEthernet, supportsIPv4: true, supportsIPv6: true).isExpensive)
+        #expect(
+            !NetworkPath.reachable(via: "eth0", type: .wiredEthernet, supportsIPv4: true, supportsIPv6: true)
+                .isExpensive
+        )
     }
 
     @Test func defaultsDescribeNoInterface() {

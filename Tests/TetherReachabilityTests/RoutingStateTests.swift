@@ -50,7 +50,10 @@ struct RoutingStateTests {
     }
 
     @Test func noDefaultRouteIsNotReachable() {
-        let state = RoutingState(links: [Self.loopback, Self.eth0], routes: [Self.route("10.0.0.0", prefix: 24, via: Self.eth0)])
+        let state = RoutingState(
+            links: [Self.loopback, Self.eth0],
+            routes: [Self.route("10.0.0.0", prefix: 24, via: Self.eth0)]
+        )
         #expect(evaluate(state, .defaultRoute) == NetworkPath(status: .notReachable))
     }
 
@@ -67,16 +70,25 @@ struct RoutingStateTests {
         )
     }
 
-    @Test(arguments: [
-        (RoutingState.Link.flagUp, UInt32(0)),
-        (RoutingState.Link.flagUp | RoutingState.Link.flagRunning, RoutingState.NextHop.unusableFlags),
-        (UInt32(0), UInt32(0)),
-    ])
-    func aDefaultRouteOverALinkThatIsDownOrLinkdownDoesNotCount(linkFlags: UInt32, hopFlags: UInt32) {
+    @Test(arguments: [RoutingState.Link.flagUp, RoutingState.Link.flagRunning, 0])
+    func aDefaultRouteOverALinkThatIsDownOrWithoutCarrierDoesNotCount(linkFlags: UInt32) {
         var link = Self.eth0
         link.flags = linkFlags
-        let state = RoutingState(links: [link], routes: [Self.route(via: link, hopFlags: hopFlags)])
+        // The kernel keeps such a route (flagged linkdown when the carrier is lost) and would even use it.
+        let state = RoutingState(
+            links: [link],
+            routes: [Self.route(via: link, hopFlags: RoutingState.NextHop.linkDownFlags)]
+        )
         #expect(evaluate(state, .defaultRoute).status == .notReachable)
+    }
+
+    @Test func aStaleLinkdownFlagDoesNotOutliveTheCarrierComingBack() {
+        // Carrier back: the link says RUNNING, while the route as last dumped still says linkdown.
+        let state = RoutingState(
+            links: [Self.eth0],
+            routes: [Self.route(via: Self.eth0, hopFlags: RoutingState.NextHop.linkDownFlags)]
+        )
+        #expect(evaluate(state, .defaultRoute).interfaceName == "eth0")
     }
 
     @Test func theLowestMetricDefaultRouteChoosesTheInterface() {
@@ -102,7 +114,10 @@ struct RoutingStateTests {
     }
 
     @Test func anAddressOnAConnectedPrefixIsReachableAndAnUnroutableOneIsNot() {
-        let state = RoutingState(links: [Self.loopback, Self.eth0], routes: [Self.route("10.0.0.0", prefix: 24, via: Self.eth0)])
+        let state = RoutingState(
+            links: [Self.loopback, Self.eth0],
+            routes: [Self.route("10.0.0.0", prefix: 24, via: Self.eth0)]
+        )
         #expect(evaluate(state, .addresses([Self.address("10.0.0.7")])).interfaceName == "eth0")
         #expect(evaluate(state, .addresses([Self.address("192.0.2.1")])).status == .notReachable)
         #expect(evaluate(state, .addresses([Self.address("2001:db8::1")])).status == .notReachable)
@@ -205,7 +220,8 @@ struct RoutingStateTests {
 
     @Test(arguments: [
         ("10.1.2.3", "10.1.0.0", 16, true), ("10.2.0.0", "10.1.0.0", 16, false), ("10.1.2.3", "10.1.2.0", 23, true),
-        ("10.1.4.3", "10.1.2.0", 23, false), ("2001:db8::1", "2001:db8::", 32, true), ("2001:db9::1", "2001:db8::", 32, false),
+        ("10.1.4.3", "10.1.2.0", 23, false), ("2001:db8::1", "2001:db8::", 32, true),
+        ("2001:db9::1", "2001:db8::", 32, false),
         ("10.0.0.1", "2001:db8::", 0, true),
     ])
     func prefixesCoverTheRightAddresses(address: String, network: String, length: Int, covered: Bool) {

@@ -144,7 +144,9 @@ final class NetlinkMonitorRun: @unchecked Sendable {
                     pollfd(fd: socket.fileDescriptor, events: Int16(POLLIN), revents: 0),
                     pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
                 ]
-                let timeout = coalescer.deadline.map { Self.milliseconds($0 - ContinuousClock.now) } ?? -1
+                // While a dump is in flight its replies are what we wait for; evaluating has to wait for them.
+                let deadline = session.isSynchronised ? coalescer.deadline : nil
+                let timeout = deadline.map { Self.milliseconds($0 - ContinuousClock.now) } ?? -1
                 let ready = poll(&descriptors, 2, timeout)
                 if ready < 0, errno != EINTR {
                     throw NetworkReachabilityError.posix(.backendFailed, "poll() failed", errno: errno)

@@ -78,8 +78,8 @@ struct IPAddressBytes: Sendable, Hashable, CustomStringConvertible {
         case .ipv4:
             return bytes.map(String.init).joined(separator: ".")
         case .ipv6:
-            return stride(from: 0, to: 16, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
-                .joined(separator: ":")
+            let groups = stride(from: 0, to: 16, by: 2).map { UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]) }
+            return groups.map { String($0, radix: 16) }.joined(separator: ":")
         }
     }
 }

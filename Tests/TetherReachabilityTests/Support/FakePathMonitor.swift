@@ -17,6 +17,8 @@ final class FakePathMonitor: NetworkPathErrorReporting {
     }
 
     private let state: Locked<State>
+    /// The number of each start, as it happens (to wait for retries).
+    let starts = Recorder<Int>()
 
     init(initialPath: NetworkPath? = nil, failingStarts: Int = 0) {
         state = Locked(State(initialPath: initialPath, failuresLeft: failingStarts))
@@ -40,6 +42,7 @@ final class FakePathMonitor: NetworkPathErrorReporting {
     ) throws {
         let initialPath = try state.withLock { state -> NetworkPath? in
             state.starts += 1
+            starts.append(state.starts)
             if state.failuresLeft > 0 {
                 state.failuresLeft -= 1
                 throw Failure()

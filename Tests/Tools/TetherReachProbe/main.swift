@@ -3,8 +3,9 @@
 //   TetherReachProbe [--domain HOST | --address IP] [--witness]
 //
 // Prints one JSON line per event, flushed at once:
-//   {"event":"started", ...}   the synchronous status right after startMonitoring() returned
 //   {"event":"change", ...}    each delivered status (the change block), the first one included
+//   {"event":"started", ...}   the synchronous status read right after startMonitoring() returned (it follows
+//                              the first "change" line: that delivery was queued inside startMonitoring())
 //   {"event":"stopped"}        after a "stop" command, {"event":"sync","id":N} after "sync N"
 // Every status line has "manager" ("main", or "witness": a second manager with the same target, started with
 // --witness, that keeps monitoring while "main" is stopped), "status", "statusCode", "interface",

@@ -55,6 +55,9 @@ struct NetlinkSession: Sendable {
         // Events caused by another process's request carry that request's sequence number and port; replies to
         // our dumps carry our port.
         let isReplyToDump = inFlight?.sequence == message.sequence && message.portID == portID
+        if isReplyToDump, Int32(message.flags) & NLM_F_DUMP_INTR != 0 {
+            inFlight?.interrupted = true
+        }
         switch Int32(message.type) {
         case NLMSG_DONE where isReplyToDump:
             finishDump()
@@ -62,7 +65,8 @@ struct NetlinkSession: Sendable {
             outcome.changed = true
             return outcome
         case NLMSG_ERROR where isReplyToDump:
-            let code = message.payload.count >= 4 ? message.payload.withUnsafeBytes { $0.loadUnaligned(as: Int32.self) } : 0
+            let code =
+                message.payload.count >= 4 ? message.payload.withUnsafeBytes { $0.loadUnaligned(as: Int32.self) } : 0
             if code != 0 {
                 outcome.error = .posix(.backendFailed, "netlink dump request refused", errno: -code)
             }
@@ -74,9 +78,6 @@ struct NetlinkSession: Sendable {
             return outcome
         default:
             break
-        }
-        if isReplyToDump, Int32(message.flags) & NLM_F_DUMP_INTR != 0 {
-            inFlight?.interrupted = true
         }
         guard let change = RoutingChange(message) else { return outcome }
         apply(change)

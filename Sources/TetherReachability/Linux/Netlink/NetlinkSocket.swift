@@ -16,7 +16,9 @@ final class NetlinkSocket {
 
     /// The multicast groups: RTMGRP_LINK, RTMGRP_IPV4_IFADDR, RTMGRP_IPV4_ROUTE, RTMGRP_IPV6_IFADDR,
     /// RTMGRP_IPV6_ROUTE.
-    static let groups = UInt32(RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_IFADDR | RTMGRP_IPV6_ROUTE)
+    static let groups = UInt32(
+        RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_IFADDR | RTMGRP_IPV6_ROUTE
+    )
 
     let fileDescriptor: Int32
     /// The port the kernel assigned to this socket; replies to its requests carry it.
@@ -100,7 +102,8 @@ final class NetlinkSocket {
             case EINTR: continue
             case EAGAIN, EWOULDBLOCK: return .wouldBlock
             case ENOBUFS: return .overrun
-            case let number: throw NetworkReachabilityError.posix(.backendFailed, "netlink receive failed", errno: number)
+            case let number:
+                throw NetworkReachabilityError.posix(.backendFailed, "netlink receive failed", errno: number)
             }
         }
     }

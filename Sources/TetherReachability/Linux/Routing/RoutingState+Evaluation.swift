@@ -63,10 +63,10 @@ extension RoutingState {
                     }
                     return loopback
                 case .unicast, .broadcast, .multicast, .anycast:
+                    // A route over a link that is down or lost its carrier does not count; a shorter prefix may.
                     if let egress = usableEgress(of: route) {
                         return egress
                     }
-                // A route over a link that is down or lost its carrier does not count; a shorter prefix may.
                 case .unreachable, .blackhole, .prohibit:
                     return nil
                 case .throw:
@@ -79,9 +79,13 @@ extension RoutingState {
         return nil
     }
 
-    /// The first next hop's link that is up and running and not flagged dead or `linkdown`.
+    /// The first next hop's link that is up and running.
+    ///
+    /// The next hop's `linkdown`/`dead` flags are not consulted: the kernel sets and clears them when a link loses
+    /// or regains its carrier without announcing the routes again, so a dumped flag goes stale; the link's own
+    /// `IFF_UP | IFF_RUNNING`, which every change announces, says the same thing and stays current.
     func usableEgress(of route: Route) -> Link? {
-        for hop in route.nextHops where hop.flags & NextHop.unusableFlags == 0 {
+        for hop in route.nextHops {
             if let link = links[hop.interfaceIndex], link.isUsable {
                 return link
             }

@@ -32,8 +32,9 @@ struct RoutingState: Sendable, Equatable {
 
     /// One next hop of a route.
     struct NextHop: Sendable, Hashable {
-        /// `RTNH_F_DEAD` and `RTNH_F_LINKDOWN`: the next hop does not count.
-        static let unusableFlags: UInt32 = 0x1 | 0x10
+        /// `RTNH_F_DEAD` and `RTNH_F_LINKDOWN`, as the kernel last dumped them (kept, not trusted: see
+        /// `usableEgress(of:)`).
+        static let linkDownFlags: UInt32 = 0x1 | 0x10
 
         var interfaceIndex: Int32
         var gateway: IPAddressBytes?
@@ -44,8 +45,18 @@ struct RoutingState: Sendable, Equatable {
     struct Route: Sendable, Hashable {
         /// `RTN_*` route types (`<linux/rtnetlink.h>`).
         enum Kind: UInt8, Sendable, Hashable {
-            case unspecified = 0, unicast, local, broadcast, anycast, multicast, blackhole, unreachable, prohibit
-            case `throw`, nat, externalResolve
+            case unspecified = 0
+            case unicast
+            case local
+            case broadcast
+            case anycast
+            case multicast
+            case blackhole
+            case unreachable
+            case prohibit
+            case `throw`
+            case nat
+            case externalResolve
         }
 
         /// `RT_TABLE_DEFAULT`, `RT_TABLE_MAIN`, `RT_TABLE_LOCAL`.
