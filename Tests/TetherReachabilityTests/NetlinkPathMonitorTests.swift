@@ -161,7 +161,7 @@ struct NetlinkPathMonitorTests {
             (index.isMultiple(of: 2) ? "route add" : "route del") + " default via 10.77.0.2 dev trv0"
         }
         batch.append("route add 10.99.0.0/16 via 10.77.0.2 dev trv0")
-        try probe.run("ip -batch - <<'EOF'\n" + batch.joined(separator: "\n") + "\nEOF")
+        try probe.runBatch(batch)
         try probe.next("reachable after the burst", where: Self.isChange("Reachable via Ethernet", interface: "trv0"))
         // The model behind it is right: carrier loss and return still flip it.
         try probe.run("ip link set trv1 down")
@@ -174,6 +174,36 @@ struct NetlinkPathMonitorTests {
         // 500 default-route flips produced a handful of deliveries at most, not hundreds.
         #expect(deliveries.count <= 12, "not coalesced: \(deliveries.count) deliveries")
         #expect(deliveries.allSatisfy { $0.lastErrorIsNull }, "an overrun or failure was left: \(deliveries)")
+    }
+
+    @Test func anOverrunOfTheNetlinkSocketIsRecoveredByAFreshDump() throws {
+        let probe = try NamespaceProbe(setup: Self.vethPair, arguments: [])
+        defer { probe.close() }
+        try probe.next("not reachable at start", where: Self.isChange("Not Reachable"))
+        // With the probe stopped, 6,001 route messages overflow its socket (ENOBUFS) and most are lost.
+        probe.suspend()
+        var batch = (0..<3000).map { "route add 10.88.\($0 / 250).\($0 % 250 + 1)/32 via 10.77.0.2 dev trv0" }
+        batch += (0..<3000).map { "route del 10.88.\($0 / 250).\($0 % 250 + 1)/32 via 10.77.0.2 dev trv0" }
+        batch.append("route add default via 10.77.0.2 dev trv0")
+        do {
+            try probe.runBatch(batch)
+        } catch {
+            probe.resume()
+            throw error
+        }
+        let drops = try probe.netlinkDrops()
+        probe.resume()
+        #expect(
+            (drops ?? 0) > 0,
+            "the socket did not overflow (drops: \(String(describing: drops))): nothing was proven"
+        )
+        try probe.next("reachable after the overrun", where: Self.isChange("Reachable via Ethernet", interface: "trv0"))
+        try probe.run("ip link set trv1 down")
+        try probe.next("not reachable after carrier loss", where: Self.isChange("Not Reachable"))
+        probe.send("sync 3")
+        try probe.next("the sync marker") { $0.event == "sync" }
+        let deliveries = probe.allLines.filter { $0.event == "change" && $0.manager == "main" }
+        #expect(deliveries.allSatisfy { $0.lastErrorIsNull }, "the overrun was reported as a failure: \(deliveries)")
     }
 }
 

@@ -90,6 +90,15 @@ final class NamespaceProbe: @unchecked Sendable {
         }
     }
 
+    /// Runs `ip -batch` inside the probe's namespace over a file holding `commands` (one `ip` command each,
+    /// without the leading `ip`).
+    func runBatch(_ commands: [String]) throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("tether-ip-batch-\(UUID().uuidString)")
+        try (commands.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        try run("ip -batch '\(file.path)'")
+    }
+
     /// Sends one command line to the probe.
     func send(_ command: String) {
         input.fileHandleForWriting.write(Data((command + "\n").utf8))
@@ -132,9 +141,31 @@ final class NamespaceProbe: @unchecked Sendable {
         return rest
     }
 
+    /// Stops the probe (SIGSTOP): its netlink socket fills while the test changes the namespace.
+    func suspend() {
+        kill(process.processIdentifier, SIGSTOP)
+    }
+
+    /// Lets a suspended probe run again (SIGCONT).
+    func resume() {
+        kill(process.processIdentifier, SIGCONT)
+    }
+
+    /// The kernel's count of messages dropped for the probe's rtnetlink monitor socket (the one subscribed to the
+    /// back-end's groups, 0x551), from `/proc/<pid>/net/netlink`; `nil` when no such socket is listed.
+    func netlinkDrops() throws -> Int? {
+        let table = try String(contentsOfFile: "/proc/\(process.processIdentifier)/net/netlink", encoding: .utf8)
+        // Columns: sk Eth Pid Groups Rmem Wmem Dump Locks Drops Inode.
+        let rows = table.split(separator: "\n").dropFirst().map { $0.split(separator: " ") }
+        let monitors = rows.filter { $0.count >= 9 && $0[1] == "0" && UInt32($0[3], radix: 16) == 0x551 }
+        guard !monitors.isEmpty else { return nil }
+        return monitors.compactMap { Int($0[8]) }.reduce(0, +)
+    }
+
     /// Ends the probe (stdin EOF, then SIGTERM, then SIGKILL) and with it the namespace.
     func close() {
         guard process.isRunning else { return }
+        resume()
         try? input.fileHandleForWriting.close()
         let deadline = Date(timeIntervalSinceNow: 5)
         while process.isRunning, Date() < deadline {
