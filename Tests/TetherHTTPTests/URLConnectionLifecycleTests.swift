@@ -175,3 +175,94 @@ struct URLConnectionLifecycleTests {
         #expect(delegate.lastError?.userInfo[NSUnderlyingErrorKey] != nil)
     }
 }
+
+struct URLConnectionDelegateVariantsTests {
+    let server = TestServer.http
+
+    @Test func aBaseDelegateGetsNoDataCallbacksButTheTerminalOne() async throws {
+        final class BaseOnly: URLConnectionDelegate, @unchecked Sendable {
+            let failed = Signal<URLError.Code>()
+            func connection(_ connection: URLConnection, didFailWithError error: any Error) {
+                self.failed.fulfil((error as? URLError)?.code ?? .unknown)
+            }
+        }
+        let delegate = BaseOnly()
+        let queue = OperationQueue()
+        let connection = URLConnection(
+            request: request(URL(string: "http://127.0.0.1:\(try closedPort())/")!),
+            delegate: delegate,
+            startImmediately: false,
+            configuration: .uncached
+        )!
+        connection.setDelegateQueue(queue)
+        connection.start()
+        #expect(try await delegate.failed.wait() == .cannotConnectToHost)
+    }
+
+    @Test func cancelFromInsideDidReceiveDataStopsTheBody() async throws {
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        let delegate = RecordingDelegate()
+        let cancelled = Signal<Bool>()
+        delegate.onData = { connection, _ in
+            connection.cancel()
+            cancelled.fulfil(true)
+        }
+        let connection = URLConnection(
+            request: request(self.server.url("/big?size=4000000")),
+            delegate: delegate,
+            startImmediately: false,
+            configuration: .uncached
+        )!
+        connection.setDelegateQueue(queue)
+        connection.start()
+        _ = try await cancelled.wait()
+        try await load(request(self.server.url("/hello")), delegate: RecordingDelegate(), queue: queue)
+        let dataEvents = delegate.events.filter { if case .data = $0 { return true } else { return false } }
+        #expect(dataEvents.count == 1)
+        #expect(delegate.body.count < 4_000_000)
+        #expect(delegate.done.current == nil)
+    }
+
+    @Test func aFreshCacheHitIsDeliveredLikeANetworkLoad() async throws {
+        let cache = HTTPResponseCache()
+        let url = self.server.url("/cache/d\(UUID().uuidString.prefix(8))?cc=max-age%3D60")
+        try await load(request(url), delegate: RecordingDelegate(), configuration: .init(responseCache: cache))
+        let delegate = RecordingDelegate()
+        try await load(request(url), delegate: delegate, configuration: .init(responseCache: cache))
+        #expect(delegate.mainEvents.count == 4)
+        #expect(delegate.mainEvents.last == .finished)
+        #expect(String(decoding: delegate.body, as: UTF8.self).hasPrefix("body d"))
+    }
+
+    @Test func unscheduledRunLoopsGetNoCalls() async throws {
+        let kept = RunLoopThread()
+        let dropped = RunLoopThread()
+        defer {
+            kept.stop()
+            dropped.stop()
+        }
+        let delegate = RecordingDelegate()
+        let connection = URLConnection(
+            request: request(self.server.url("/chunked?n=30")),
+            delegate: delegate,
+            startImmediately: false,
+            configuration: .uncached
+        )!
+        connection.schedule(in: dropped.runLoop, forMode: .default)
+        connection.schedule(in: kept.runLoop, forMode: .default)
+        connection.unschedule(from: dropped.runLoop, forMode: .default)
+        connection.start()
+        #expect(try await delegate.done.wait())
+        #expect(delegate.threads == [kept.threadID])
+    }
+
+    @Test func sendSynchronousRequestRefusesToBlockAnEventLoop() async {
+        await #expect(processExitsWith: .failure) {
+            let url = URL(string: "http://127.0.0.1:9/")!
+            try await MultiThreadedEventLoopGroup.singleton.next().submit {
+                _ = try? URLConnection.sendSynchronousRequest(URLRequest(url: url), returning: nil)
+            }.get()
+        }
+    }
+}

@@ -1,0 +1,216 @@
+import ArgumentParser
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import TetherHTTP
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `tether get`: an HTTP(S) GET through `URLConnection.download` (with `-o`) or `data(for:)` (to stdout).
+struct GetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "get",
+        abstract: "HTTP(S) GET through URLConnection; the body goes to stdout or to a file."
+    )
+
+    @Argument(help: "The http or https URL.")
+    var url: String
+
+    @Option(name: .shortAndLong, help: "Write the body to FILE (replaced atomically) instead of stdout.")
+    var output: String?
+
+    @Flag(help: "Do not draw a progress bar on standard error.")
+    var noProgress = false
+
+    @Option(name: .customLong("header"), help: "An extra request header, 'Name: value' (repeatable).")
+    var headers: [String] = []
+
+    @Flag(help: "Bypass the response cache.")
+    var noCache = false
+
+    @OptionGroup var common: CommonOptions
+
+    func validate() throws {
+        guard let parsed = URL(string: self.url), URLConnection.canHandle(URLRequest(url: parsed)) else {
+            throw ValidationError("not an http(s) URL with a host: \(self.url)")
+        }
+        for header in self.headers where Self.split(header) == nil {
+            throw ValidationError("a header must look like 'Name: value', got '\(header)'")
+        }
+    }
+
+    static func split(_ header: String) -> (String, String)? {
+        guard let colon = header.firstIndex(of: ":") else { return nil }
+        let name = header[..<colon].trimmingCharacters(in: .whitespaces)
+        guard !name.isEmpty else { return nil }
+        return (name, header[header.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+    }
+
+    func run() async throws {
+        Terminal.exitOnSignals()
+        var request = URLRequest(url: URL(string: self.url)!)
+        for header in self.headers {
+            if let (name, value) = Self.split(header) { request.addValue(value, forHTTPHeaderField: name) }
+        }
+        if self.noCache { request.cachePolicy = .reloadIgnoringLocalCacheData }
+        var logger: Logger?
+        if self.common.verbose {
+            var verbose = Logger(label: "tether.get") { label in StreamLogHandler.standardError(label: label) }
+            verbose.logLevel = .debug
+            logger = verbose
+        }
+        let configuration = URLConnection.Configuration(responseCache: self.noCache ? nil : .shared, logger: logger)
+        do {
+            if let output = self.output {
+                let bar = !self.noProgress && isatty(STDERR_FILENO) == 1 ? ProgressBar() : nil
+                let destination = URL(fileURLWithPath: output)
+                var progress: (@Sendable (DownloadProgress) -> Void)?
+                if let bar { progress = { bar.update($0) } }
+                let response = try await URLConnection.download(
+                    request,
+                    to: destination,
+                    configuration: configuration,
+                    progress: progress
+                )
+                bar?.finish()
+                let attributes = try? FileManager.default.attributesOfItem(atPath: destination.path)
+                let size = (attributes?[.size] as? NSNumber)?.intValue ?? 0
+                Terminal.error("HTTP \(response.statusCode) \(size) bytes")
+            } else {
+                let (data, response) = try await URLConnection.data(for: request, configuration: configuration)
+                FileHandle.standardOutput.write(data)
+                let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+                Terminal.error("HTTP \(status) \(data.count) bytes")
+                guard (200..<300).contains(status) else { throw ExitCode.failure }
+            }
+        } catch let error as URLError {
+            Terminal.error("error: \(error.localizedDescription) (\(error.failingURL?.absoluteString ?? self.url))")
+            throw ExitCode.failure
+        }
+    }
+}
+
+/// A one-line progress bar on standard error, redrawn in place.
+private final class ProgressBar: @unchecked Sendable {
+    private let lock = NSLock()
+
+    func update(_ progress: DownloadProgress) {
+        self.lock.withLock {
+            let megabytes = Double(progress.totalBytesWritten) / 1_048_576
+            let line: String
+            if let fraction = progress.fractionCompleted {
+                let filled = Int(fraction * 30)
+                let bar = String(repeating: "#", count: filled) + String(repeating: " ", count: 30 - filled)
+                line = String(format: "\r[%@] %3d%% %.1f MiB", bar, Int(fraction * 100), megabytes)
+            } else {
+                line = String(format: "\r%.1f MiB", megabytes)
+            }
+            FileHandle.standardError.write(Data(line.utf8))
+        }
+    }
+
+    func finish() {
+        self.lock.withLock { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+}
+
+/// The demo's HTTP step: an in-process NIO HTTP/1.1 server on 127.0.0.1, two GETs through `URLConnection` with a
+/// private cache; the second is revalidated (the server answers 304) and its body comes from the cache.
+func runHTTPDemoStep() async throws -> String {
+    let counter = DemoHTTPCounter()
+    let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+        .childChannelInitializer { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                try channel.pipeline.syncOperations.addHandler(DemoHTTPHandler(counter: counter))
+            }
+        }
+        .bind(host: "127.0.0.1", port: 0)
+        .get()
+    defer { server.close(promise: nil) }
+    guard let port = server.localAddress?.port else { throw HTTPDemoFailure(description: "server has no port") }
+
+    let cache = HTTPResponseCache(memoryCapacity: 1 << 20)
+    let configuration = URLConnection.Configuration(responseCache: cache)
+    let request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/greeting")!)
+    let (first, firstResponse) = try await URLConnection.data(for: request, configuration: configuration)
+    let (second, secondResponse) = try await URLConnection.data(for: request, configuration: configuration)
+    let status = (firstResponse as? HTTPURLResponse)?.statusCode ?? 0
+    let (full, notModified) = counter.snapshot
+    guard status == 200, (secondResponse as? HTTPURLResponse)?.statusCode == 200, first == second,
+        full == 1, notModified == 1
+    else {
+        throw HTTPDemoFailure(
+            description: "expected 200 then a 304 served from cache, got \(full) full and \(notModified) 304 answers"
+        )
+    }
+    return "GET \(status) \(first.count) bytes; second GET revalidated (server answered 304), body from the cache"
+}
+
+struct HTTPDemoFailure: Error, CustomStringConvertible {
+    var description: String
+}
+
+private final class DemoHTTPCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var full = 0
+    private var notModified = 0
+
+    func count(notModified isNotModified: Bool) {
+        self.lock.withLock {
+            if isNotModified { self.notModified += 1 } else { self.full += 1 }
+        }
+    }
+
+    var snapshot: (Int, Int) { self.lock.withLock { (self.full, self.notModified) } }
+}
+
+@available(*, unavailable)
+extension DemoHTTPHandler: Sendable {}
+
+/// Serves `/greeting` with an ETag and `max-age=0`, answering `If-None-Match` with 304.
+private final class DemoHTTPHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private static let etag = "\"tether-demo-1\""
+    private let counter: DemoHTTPCounter
+    private var head: HTTPRequestHead?
+
+    init(counter: DemoHTTPCounter) {
+        self.counter = counter
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch self.unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+        case .body:
+            break
+        case .end:
+            guard let head = self.head else { return }
+            let isNotModified = head.headers["If-None-Match"].contains(Self.etag)
+            self.counter.count(notModified: isNotModified)
+            let body = ByteBuffer(string: "Hello from Tether's demo server\n")
+            var headers = HTTPHeaders([("ETag", Self.etag), ("Cache-Control", "max-age=0")])
+            if !isNotModified { headers.add(name: "Content-Length", value: "\(body.readableBytes)") }
+            let status: HTTPResponseStatus = isNotModified ? .notModified : .ok
+            context.write(
+                self.wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))),
+                promise: nil
+            )
+            if !isNotModified { context.write(self.wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
+            context.writeAndFlush(self.wrapOutboundOut(.end(nil)), promise: nil)
+            self.head = nil
+        }
+    }
+}
