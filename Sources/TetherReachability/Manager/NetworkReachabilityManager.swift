@@ -24,6 +24,8 @@ public final class NetworkReachabilityManager: Sendable {
     private let callbackQueue: DispatchQueue
     private let retryInterval: Duration
     private let state = Locked(ManagerState())
+    /// Serialises the back-end's starts and stops (user calls and retries), never held while calling user code.
+    private let lifecycle = NSLock()
 
     /// Creates an "any route" manager: reachable when a default route exists over a running interface
     /// (AFNetworking's `+manager`, the zero address).
@@ -141,7 +143,9 @@ public final class NetworkReachabilityManager: Sendable {
     /// When the back-end cannot start, the status stays `.unknown`, ``lastError`` says why, and the start is
     /// retried every 5 seconds while monitoring.
     public func startMonitoring() {
-        stopMonitoring()
+        lifecycle.lock()
+        defer { lifecycle.unlock() }
+        stopBackend()
         let generation = state.withLock { state in
             state.generation &+= 1
             state.isMonitoring = true
@@ -153,6 +157,13 @@ public final class NetworkReachabilityManager: Sendable {
 
     /// Stops monitoring; no callback is delivered after it returns. The last status is kept.
     public func stopMonitoring() {
+        lifecycle.lock()
+        defer { lifecycle.unlock() }
+        stopBackend()
+    }
+
+    /// Stops the back-end and invalidates the running start (the caller holds `lifecycle`).
+    private func stopBackend() {
         let wasMonitoring = state.withLock { state in
             defer {
                 state.isMonitoring = false
@@ -194,6 +205,7 @@ public final class NetworkReachabilityManager: Sendable {
 
     // MARK: Back-end events
 
+    /// Starts the back-end for `generation` (the caller holds `lifecycle`); on failure, schedules a retry.
     private func attemptStart(generation: UInt64) {
         let handler: @Sendable (NetworkPath) -> Void = { [weak self] path in
             self?.receive(path, generation: generation)
@@ -214,9 +226,10 @@ public final class NetworkReachabilityManager: Sendable {
             }
             guard isCurrent else { return }
             DispatchQueue.global().asyncAfter(deadline: .now() + Self.timeInterval(retryInterval)) { [weak self] in
-                guard let self, self.state.withLock({ $0.generation == generation && $0.isMonitoring }) else {
-                    return
-                }
+                guard let self else { return }
+                self.lifecycle.lock()
+                defer { self.lifecycle.unlock() }
+                guard self.state.withLock({ $0.generation == generation && $0.isMonitoring }) else { return }
                 self.attemptStart(generation: generation)
             }
         }
