@@ -176,6 +176,30 @@ struct NetlinkPathMonitorTests {
         #expect(deliveries.allSatisfy { $0.lastErrorIsNull }, "an overrun or failure was left: \(deliveries)")
     }
 
+    @Test func aSocketThatCannotBeOpenedLeavesUnknownWithLastErrorAndIsRetriedUntilItOpens() throws {
+        let probe = try NamespaceProbe(
+            setup: Self.vethPair + "\n" + Self.defaultRoute,
+            arguments: ["--exhaust-descriptors"]
+        )
+        defer { probe.close() }
+        let started = try probe.next("the first status") { $0.event == "started" }
+        #expect(started.status == "Unknown")
+        let lastError = started.fields["lastError"] as? String
+        #expect(lastError?.contains("backendUnavailable") == true, "lastError: \(String(describing: lastError))")
+        // Still alive and answering, with nothing delivered.
+        probe.send("sync 1")
+        try probe.next("the sync marker") { $0.event == "sync" }
+        #expect(!probe.allLines.contains { $0.event == "change" })
+        probe.send("restore-descriptors")
+        // The manager retries every 5 seconds.
+        let recovered = try probe.next(
+            "reachable once the socket opens",
+            timeout: 15,
+            where: Self.isChange("Reachable via Ethernet", interface: "trv0")
+        )
+        #expect(recovered.lastErrorIsNull)
+    }
+
     @Test func anOverrunOfTheNetlinkSocketIsRecoveredByAFreshDump() throws {
         let probe = try NamespaceProbe(setup: Self.vethPair, arguments: [])
         defer { probe.close() }

@@ -1,6 +1,6 @@
 // TetherReachProbe: a helper that the TetherReachability tests start inside a network namespace they created.
 //
-//   TetherReachProbe [--domain HOST | --address IP] [--witness]
+//   TetherReachProbe [--domain HOST | --address IP] [--witness] [--exhaust-descriptors]
 //
 // Prints one JSON line per event, flushed at once:
 //   {"event":"change", ...}    each delivered status (the change block), the first one included
@@ -10,7 +10,10 @@
 // Every status line has "manager" ("main", or "witness": a second manager with the same target, started with
 // --witness, that keeps monitoring while "main" is stopped), "status", "statusCode", "interface",
 // "interfaceType" and "lastError".
-// Commands on stdin, one per line: "stop", "start", "sync <id>". Ends on stdin EOF or SIGTERM.
+// --exhaust-descriptors lowers RLIMIT_NOFILE so that no descriptor can be opened (the back-end's socket() fails
+// with EMFILE) until the "restore-descriptors" command.
+// Commands on stdin, one per line: "stop", "start", "sync <id>", "restore-descriptors". Ends on stdin EOF or
+// SIGTERM.
 import Dispatch
 import Foundation
 import NIOCore
@@ -77,10 +80,10 @@ func makeManager(arguments: [String]) -> NetworkReachabilityManager {
             }
             manager = NetworkReachabilityManager(address: address, callbackQueue: queue)
             index += 2
-        case "--witness":
+        case "--witness", "--exhaust-descriptors":
             index += 1
         default:
-            fail("usage: TetherReachProbe [--domain HOST | --address IP] [--witness]")
+            fail("usage: TetherReachProbe [--domain HOST | --address IP] [--witness] [--exhaust-descriptors]")
         }
     }
     return manager ?? NetworkReachabilityManager(callbackQueue: queue)
@@ -109,6 +112,36 @@ termination.setEventHandler {
 }
 termination.resume()
 
+#if os(Linux)
+/// The descriptor limit before `--exhaust-descriptors` lowered it.
+nonisolated(unsafe) var savedDescriptorLimit = rlimit()
+
+/// Lets no new descriptor be opened: the soft limit becomes the lowest free descriptor number.
+func exhaustDescriptors() {
+    // Dispatch opens its timer descriptor on first use: use a timer now, while descriptors can still be opened.
+    let warm = DispatchSemaphore(value: 0)
+    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(1)) { warm.signal() }
+    warm.wait()
+    getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &savedDescriptorLimit)
+    let lowestFree = dup(0)
+    close(lowestFree)
+    var limit = savedDescriptorLimit
+    limit.rlim_cur = rlim_t(lowestFree)
+    setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+}
+
+func restoreDescriptors() {
+    setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &savedDescriptorLimit)
+}
+#else
+func exhaustDescriptors() { fail("--exhaust-descriptors is only supported on Linux") }
+func restoreDescriptors() {}
+#endif
+
+if arguments.contains("--exhaust-descriptors") {
+    exhaustDescriptors()
+}
+
 for (name, manager) in managers {
     start(name, manager)
 }
@@ -122,6 +155,10 @@ while let line = readLine() {
         queue.async { emit(stopped) }
     case "start":
         start(managers[0].name, managers[0].manager)
+    case "restore-descriptors":
+        restoreDescriptors()
+        let restored = encode(["event": "restored"])
+        queue.async { emit(restored) }
     case "sync":
         let id = words.count > 1 ? words[1] : ""
         let sync = encode(["event": "sync", "id": id])
