@@ -71,7 +71,7 @@ struct CRC8Tests {
         }
     }
 
-    @Test func changingThePolynomialRebuildsTheTables() {
+    @Test func changingTheParametersChangesTheChecksum() {
         var crc = CRC8.smbus
         crc.polynomial = 0x1D
         crc.initialValue = 0xFF

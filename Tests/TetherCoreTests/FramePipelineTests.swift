@@ -69,6 +69,53 @@ struct FramePipelineTests {
         _ = try? channel.finish()
     }
 
+    /// A user-written codec (fixed two-byte frames) takes the generic path.
+    private struct PairCodec: FrameCodec {
+        func encode(_ frame: [UInt8], into buffer: inout ByteBuffer) throws {
+            guard frame.count == 2 else {
+                throw FramingError(code: .frameTooLarge, message: "pairs only")
+            }
+            buffer.writeBytes(frame)
+        }
+
+        mutating func decode(from buffer: inout ByteBuffer) throws -> FrameDecodingResult<[UInt8]> {
+            guard let bytes = buffer.readBytes(length: 2) else {
+                return .needMoreData
+            }
+            return .frame(bytes)
+        }
+    }
+
+    @Test func userWrittenCodecWorksInThePipeline() throws {
+        let channel = try Self.makeChannel(PairCodec())
+        try channel.writeInbound(ByteBuffer(bytes: [1, 2, 3]))
+        try channel.writeInbound(ByteBuffer(bytes: [4]))
+        #expect(try channel.readInbound(as: [UInt8].self) == [1, 2])
+        #expect(try channel.readInbound(as: [UInt8].self) == [3, 4])
+        try channel.writeOutbound([5, 6] as [UInt8])
+        #expect(try channel.readOutbound(as: ByteBuffer.self) == ByteBuffer(bytes: [5, 6]))
+        #expect(try channel.finish().isClean)
+    }
+
+    @Test func codecStateSurvivesBetweenReadsInThePipeline() throws {
+        // The skip policy's resynchronisation and the delimiter codec's search offset live in the handler's codec.
+        let stx = try Self.makeChannel(STXFrameCodec(resynchronization: .skipToNextStartByte))
+        for byte in [0xAA, 0xBB] + Self.vector + [0xCC] + Self.vector {
+            try stx.writeInbound(ByteBuffer(bytes: [byte]))
+        }
+        #expect(try stx.readInbound(as: STXFrame.self) == Self.hi)
+        #expect(try stx.readInbound(as: STXFrame.self) == Self.hi)
+        #expect(try stx.finish().isClean)
+
+        let lines = try Self.makeChannel(DelimiterFrameCodec(delimiter: .crlf))
+        for byte in Array("first\r\nsecond\r\n".utf8) {
+            try lines.writeInbound(ByteBuffer(bytes: [byte]))
+        }
+        #expect(try lines.readInbound(as: ByteBuffer.self) == ByteBuffer(string: "first"))
+        #expect(try lines.readInbound(as: ByteBuffer.self) == ByteBuffer(string: "second"))
+        #expect(try lines.finish().isClean)
+    }
+
     @Test func frameDecoderKeepsItsCodec() {
         let decoder = FrameDecoder(STXFrameCodec(startByte: 0x7E))
         #expect(decoder.codec.startByte == 0x7E)

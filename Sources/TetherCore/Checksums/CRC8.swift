@@ -2,9 +2,9 @@ public import NIOCore
 
 /// An MSB-first, non-reflected CRC-8 with any polynomial, initial value and final XOR.
 ///
-/// The computation is table-driven and handles eight bytes per step ("slicing by eight"). The tables for a
-/// parameter set are built once, when the value is made or its polynomial changes; the default polynomial's tables
-/// are shared.
+/// The computation is table-driven. The default polynomial (`0x07`) handles eight bytes per step ("slicing by
+/// eight"); other polynomials one byte per step. Tables are built once per process and shared, so a `CRC8` value is
+/// just its three parameters.
 ///
 /// ```swift
 /// CRC8.smbus.checksum("123456789".utf8)   // 0xF4
@@ -12,20 +12,11 @@ public import NIOCore
 /// ```
 public struct CRC8: Sendable, Hashable {
     /// The generator polynomial without its x⁸ term. Default `0x07`.
-    public var polynomial: UInt8 {
-        didSet {
-            if self.polynomial != oldValue {
-                self.tables = Self.makeTables(polynomial: self.polynomial)
-            }
-        }
-    }
+    public var polynomial: UInt8
     /// The register's value before the first byte. Default `0x00`.
     public var initialValue: UInt8
     /// XORed into the register after the last byte. Default `0x00`.
     public var finalXOR: UInt8
-
-    /// Eight 256-entry tables: `tables[k * 256 + x]` is the register after byte `x` followed by `k` zero bytes.
-    private var tables: [UInt8]
 
     /// Creates a CRC-8 parameter set.
     ///
@@ -37,7 +28,6 @@ public struct CRC8: Sendable, Hashable {
         self.polynomial = polynomial
         self.initialValue = initialValue
         self.finalXOR = finalXOR
-        self.tables = Self.makeTables(polynomial: polynomial)
     }
 
     /// CRC-8/SMBUS: polynomial `0x07`, initial value `0x00`, final XOR `0x00`; `check("123456789") == 0xF4`.
@@ -51,13 +41,12 @@ public struct CRC8: Sendable, Hashable {
         if let result = bytes.withContiguousStorageIfAvailable({ self.checksum(UnsafeRawBufferPointer($0)) }) {
             return result
         }
-        return self.tables.withUnsafeBufferPointer { table in
-            var crc = self.initialValue
-            for byte in bytes {
-                crc = table[Int(crc ^ byte)]
-            }
-            return crc ^ self.finalXOR
+        let table = CRC8Tables.byteTable(polynomial: self.polynomial)
+        var crc = self.initialValue
+        for byte in bytes {
+            crc = table[Int(crc ^ byte)]
         }
+        return crc ^ self.finalXOR
     }
 
     /// The CRC-8 of a buffer's readable bytes.
@@ -75,10 +64,11 @@ public struct CRC8: Sendable, Hashable {
 
     /// Runs the register over `bytes` without the initial value or final XOR.
     func update(_ register: UInt8, with bytes: UnsafeRawBufferPointer) -> UInt8 {
-        self.tables.withUnsafeBufferPointer { table in
-            var crc = register
-            var offset = 0
-            let count = bytes.count
+        var crc = register
+        var offset = 0
+        let count = bytes.count
+        if self.polynomial == CRC8Tables.slicedPolynomial {
+            let table = CRC8Tables.sliced
             while count &- offset >= 8 {
                 let word = bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self).littleEndian
                 // Bytes b0…b7 in memory order: CRC(c; b0…b7) = T7[c^b0] ^ T6[b1] ^ … ^ T0[b7] (the table is linear).
@@ -93,45 +83,64 @@ public struct CRC8: Sendable, Hashable {
                 crc = t7 ^ t6 ^ t5 ^ t4 ^ t3 ^ t2 ^ t1 ^ t0
                 offset &+= 8
             }
-            while offset < count {
-                crc = table[Int(crc ^ bytes[offset])]
-                offset &+= 1
-            }
-            return crc
         }
+        let table = CRC8Tables.byteTable(polynomial: self.polynomial)
+        while offset < count {
+            crc = table[Int(crc ^ bytes[offset])]
+            offset &+= 1
+        }
+        return crc
     }
+}
 
-    public static func == (lhs: CRC8, rhs: CRC8) -> Bool {
-        lhs.polynomial == rhs.polynomial && lhs.initialValue == rhs.initialValue && lhs.finalXOR == rhs.finalXOR
-    }
+/// Lookup tables shared by every ``CRC8`` value, built once and never freed, so a `CRC8` is three plain bytes
+/// (cheap to copy inside codecs and NIO handlers).
+enum CRC8Tables {
+    /// The polynomial with slicing-by-eight tables: CRC-8/SMBUS's, the default.
+    static let slicedPolynomial: UInt8 = 0x07
 
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(self.polynomial)
-        hasher.combine(self.initialValue)
-        hasher.combine(self.finalXOR)
-    }
-
-    private static let defaultTables = Self.buildTables(polynomial: 0x07)
-
-    private static func makeTables(polynomial: UInt8) -> [UInt8] {
-        polynomial == 0x07 ? Self.defaultTables : Self.buildTables(polynomial: polynomial)
-    }
-
-    private static func buildTables(polynomial: UInt8) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: 8 * 256) { table, initialized in
+    /// Eight 256-entry tables for ``slicedPolynomial``: entry `k * 256 + x` is the register after byte `x` followed
+    /// by `k` zero bytes.
+    // Immutable after initialisation (a `static let`, initialised once), so sharing it across threads is safe.
+    nonisolated(unsafe) static let sliced: UnsafePointer<UInt8> = {
+        let table = UnsafeMutablePointer<UInt8>.allocate(capacity: 8 * 256)
+        for value in 0..<256 {
+            table[value] = CRC8Tables.register(afterByte: UInt8(value), polynomial: slicedPolynomial)
+        }
+        for slice in 1..<8 {
             for value in 0..<256 {
-                var crc = UInt8(value)
-                for _ in 0..<8 {
-                    crc = crc & 0x80 != 0 ? (crc << 1) ^ polynomial : crc << 1
-                }
-                table[value] = crc
+                table[slice * 256 + value] = table[Int(table[(slice - 1) * 256 + value])]
             }
-            for slice in 1..<8 {
-                for value in 0..<256 {
-                    table[slice * 256 + value] = table[Int(table[(slice - 1) * 256 + value])]
-                }
-            }
-            initialized = 8 * 256
         }
+        return UnsafePointer(table)
+    }()
+
+    /// 256-entry tables for all 256 polynomials (64 KiB), built the first time a non-default polynomial is used.
+    // Immutable after initialisation (a `static let`, initialised once), so sharing it across threads is safe.
+    nonisolated(unsafe) static let everyPolynomial: UnsafePointer<UInt8> = {
+        let tables = UnsafeMutablePointer<UInt8>.allocate(capacity: 256 * 256)
+        for polynomial in 0..<256 {
+            for value in 0..<256 {
+                tables[polynomial * 256 + value] = CRC8Tables.register(
+                    afterByte: UInt8(value),
+                    polynomial: UInt8(polynomial)
+                )
+            }
+        }
+        return UnsafePointer(tables)
+    }()
+
+    /// The 256-entry table for `polynomial`.
+    @inline(__always)
+    static func byteTable(polynomial: UInt8) -> UnsafePointer<UInt8> {
+        polynomial == Self.slicedPolynomial ? Self.sliced : Self.everyPolynomial + Int(polynomial) &* 256
+    }
+
+    private static func register(afterByte byte: UInt8, polynomial: UInt8) -> UInt8 {
+        var crc = byte
+        for _ in 0..<8 {
+            crc = crc & 0x80 != 0 ? (crc << 1) ^ polynomial : crc << 1
+        }
+        return crc
     }
 }

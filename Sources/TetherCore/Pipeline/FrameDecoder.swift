@@ -36,13 +36,19 @@ public struct FrameDecoder<Codec: FrameCodec>: ByteToMessageDecoder, Sendable {
     /// - Throws: What the codec's ``FrameCodec/decode(from:)`` throws.
     @inlinable
     public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        switch try self.codec.decode(from: &buffer) {
-        case .frame(let frame):
-            context.fireChannelRead(Self.wrapInboundOut(frame))
-            return .continue
-        case .needMoreData:
-            return .needMoreData
+        // `ByteToMessageHandler` calls this through its generic witness, so it runs unspecialized: per frame that
+        // would cost a generic-metadata lookup, value-witness copies and `NIOAny`'s dynamic casts. The built-in
+        // codecs take a concrete path instead (the branches fold away wherever this is specialized).
+        if Codec.self == STXFrameCodec.self {
+            return try decodeFrame(&self.codec, as: STXFrameCodec.self, &buffer, context)
         }
+        if Codec.self == LengthFieldFrameCodec.self {
+            return try decodeFrame(&self.codec, as: LengthFieldFrameCodec.self, &buffer, context)
+        }
+        if Codec.self == DelimiterFrameCodec.self {
+            return try decodeFrame(&self.codec, as: DelimiterFrameCodec.self, &buffer, context)
+        }
+        return try decodeFrame(&self.codec, &buffer, context)
     }
 
     /// Decodes one frame at the end of the stream with the codec's ``FrameCodec/decodeLast(from:)``.
@@ -67,4 +73,37 @@ public struct FrameDecoder<Codec: FrameCodec>: ByteToMessageDecoder, Sendable {
             return .needMoreData
         }
     }
+}
+
+/// Decodes one frame with `codec` and fires it; called with a concrete codec type so it is specialized.
+@inlinable
+func decodeFrame<Codec: FrameCodec>(
+    _ codec: inout Codec,
+    _ buffer: inout ByteBuffer,
+    _ context: ChannelHandlerContext
+) throws -> DecodingState {
+    switch try codec.decode(from: &buffer) {
+    case .frame(let frame):
+        context.fireChannelRead(NIOAny(frame))
+        return .continue
+    case .needMoreData:
+        return .needMoreData
+    }
+}
+
+/// Decodes one frame with the codec at `codec`, whose type is `Concrete`, and fires it.
+///
+/// Taking the codec as a raw pointer (`&codec` converts implicitly) lets unspecialized generic code reach this
+/// specialized path without a generic call or a closure.
+///
+/// - Precondition: the codec's type is `Concrete` (checked by the caller).
+@inlinable
+@inline(__always)
+func decodeFrame<Concrete: FrameCodec>(
+    _ codec: UnsafeMutableRawPointer,
+    as type: Concrete.Type,
+    _ buffer: inout ByteBuffer,
+    _ context: ChannelHandlerContext
+) throws -> DecodingState {
+    try decodeFrame(&codec.assumingMemoryBound(to: Concrete.self).pointee, &buffer, context)
 }
