@@ -174,6 +174,13 @@ struct URLConnectionLifecycleTests {
         #expect(delegate.events.last == .failed(.serverCertificateUntrusted))
         #expect(delegate.lastError?.userInfo[NSUnderlyingErrorKey] != nil)
     }
+
+    @Test func tlsToAPlainHTTPServerFailsWithSecureConnectionFailed() async throws {
+        let url = URL(string: "https://127.0.0.1:\(self.server.port)/hello")!
+        await expectURLError(.secureConnectionFailed) {
+            _ = try await URLConnection.data(for: request(url, timeout: 10), configuration: .uncached)
+        }
+    }
 }
 
 struct URLConnectionDelegateVariantsTests {

@@ -13,7 +13,7 @@ import FoundationNetworking
 /// Runs in its own task; every event goes to the observer, in order. ``cancel(_:)`` stops the engine request
 /// and records why, so that the error reported (if anyone still listens) says it.
 final class HTTPLoad: Sendable {
-    private struct State {
+    struct State {
         var task: Task<Void, Never>?
         var cancelCode: URLError.Code?
         var currentRequest: URLRequest
@@ -22,8 +22,8 @@ final class HTTPLoad: Sendable {
     }
 
     let configuration: URLConnection.Configuration
-    private let observer: any LoadObserver
-    private let state: NSLockedBox<State>
+    let observer: any LoadObserver
+    let state: NSLockedBox<State>
     private let originalRequest: URLRequest
 
     init(request: URLRequest, configuration: URLConnection.Configuration, observer: any LoadObserver) {
@@ -60,7 +60,7 @@ final class HTTPLoad: Sendable {
         task?.cancel()
     }
 
-    private var cancelCode: URLError.Code? { self.state.withLock { $0.cancelCode } }
+    var cancelCode: URLError.Code? { self.state.withLock { $0.cancelCode } }
 
     private func setCurrent(_ request: URLRequest) {
         self.state.withLock { $0.currentRequest = request }
@@ -447,122 +447,6 @@ final class HTTPLoad: Sendable {
         return URLErrorMapping.map(error, url: url)
     }
 
-    // MARK: - Request bodies
-
-    private func makeBody(
-        for request: URLRequest,
-        sendIndex: Int,
-        headers: HTTPHeaders,
-        context: LoadContext
-    )
-        async throws -> HTTPClientRequest.Body?
-    {
-        let progress: RequestBodySequence.Progress = { [observer = self.observer, watchdog = context.watchdog] in
-            watchdog?.touch()
-            observer.loadDidSendBodyData(bytesWritten: $0, totalBytesWritten: $1, totalBytesExpectedToWrite: $2)
-        }
-        if let data = request.httpBody {
-            guard !data.isEmpty else { return nil }
-            let sequence = RequestBodySequence(source: .data(data), expectedLength: data.count, progress: progress)
-            return .stream(sequence, length: .known(Int64(data.count)))
-        }
-        guard var stream = request.httpBodyStream else { return nil }
-        if sendIndex > 0 || context.didUseBodyStream {
-            let box = await context.paused { await self.observer.loadNeedsNewBodyStream(request) }
-            guard let fresh = box.value else {
-                throw URLError.tether(.requestBodyStreamExhausted, url: request.url)
-            }
-            stream = fresh
-        }
-        context.didUseBodyStream = true
-        let length = headers.first(name: "Content-Length").flatMap { Int($0) }
-        let sequence = RequestBodySequence(source: .stream(stream), expectedLength: length ?? -1, progress: progress)
-        return .stream(sequence, length: length.map { .known(Int64($0)) } ?? .unknown)
-    }
-
-    // MARK: - Challenges
-
-    /// Returns true to send the request again with credentials, false to deliver the 401/407 as the response.
-    private func answer(
-        _ challenge: HTTPAuthChallenge,
-        isProxy: Bool,
-        url: URL,
-        failureResponse: HTTPURLResponse,
-        auth: inout AuthenticationState,
-        context: LoadContext
-    ) async throws -> Bool {
-        let space: URLProtectionSpace
-        let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
-        let scheme = url.scheme?.lowercased() ?? "http"
-        if isProxy {
-            space = URLProtectionSpace(
-                proxyHost: url.host ?? "",
-                port: port,
-                type: scheme == "https" ? NSURLProtectionSpaceHTTPSProxy : NSURLProtectionSpaceHTTPProxy,
-                realm: challenge.realm,
-                authenticationMethod: challenge.authenticationMethod
-            )
-        } else {
-            space = URLProtectionSpace(
-                host: url.host ?? "",
-                port: port,
-                protocol: scheme,
-                realm: challenge.realm,
-                authenticationMethod: challenge.authenticationMethod
-            )
-        }
-        let spaceKey = "\(isProxy)|\(url.host ?? "")|\(port)|\(challenge.realm ?? "")|\(challenge.authenticationMethod)"
-        let failures = auth.recordChallenge(spaceKey: spaceKey, challenge: challenge)
-        let sender = ChallengeSender()
-        let urlChallenge = URLAuthenticationChallenge(
-            protectionSpace: space,
-            proposedCredential: nil,
-            previousFailureCount: failures,
-            failureResponse: failureResponse,
-            error: nil,
-            sender: sender
-        )
-        self.state.withLock { $0.sender = sender }
-        if self.cancelCode != nil { sender.answer(.cancel) }
-        let disposition = await context.paused {
-            await sender.waitForAnswer { self.observer.loadDidReceive(urlChallenge) }
-        }
-        self.state.withLock { $0.sender = nil }
-        if let code = self.cancelCode { throw URLError.tether(code, url: url) }
-
-        var credential: URLCredential?
-        switch disposition {
-        case .useCredential(let given):
-            credential = given
-        case .continueWithoutCredential, .rejectProtectionSpace:
-            return false
-        case .cancel:
-            throw URLError.tether(.userCancelledAuthentication, url: url)
-        case .performDefaultHandling:
-            if !auth.triedURLCredential.contains(spaceKey), let user = url.user {
-                auth.triedURLCredential.insert(spaceKey)
-                credential = URLCredential(user: user, password: url.password ?? "", persistence: .none)
-            } else if !auth.triedStorage.contains(spaceKey) {
-                auth.triedStorage.insert(spaceKey)
-                let usesStorage = await context.paused { await self.observer.loadShouldUseCredentialStorage() }
-                if usesStorage {
-                    credential =
-                        URLCredentialStorage.shared.defaultCredential(for: space)
-                        ?? URLCredentialStorage.shared.credentials(for: space)?.values.first
-                }
-            }
-        }
-        guard let credential, let user = credential.user else { return false }
-        auth.activate(
-            challenge: challenge,
-            isProxy: isProxy,
-            origin: RedirectRules.origin(of: url),
-            user: user,
-            password: credential.password ?? ""
-        )
-        return true
-    }
-
     // MARK: - Helpers
 
     static func headerDictionary(_ headers: HTTPHeaders) -> [String: String] {
@@ -586,29 +470,5 @@ final class HTTPLoad: Sendable {
             headers.removeValue(forKey: key)
         }
         return HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)!
-    }
-}
-
-/// Per-load bookkeeping shared by the steps of one run (only touched from the load's task).
-final class LoadContext: @unchecked Sendable {
-    let watchdog: IdleWatchdog?
-    var didDeliverResponse = false
-    var didUseBodyStream = false
-
-    init(watchdog: IdleWatchdog?) {
-        self.watchdog = watchdog
-    }
-
-    /// Runs `body` with the idle timer paused: waiting for the delegate is not the server's silence.
-    func paused<Result>(_ body: () async -> Result) async -> Result {
-        self.watchdog?.pause()
-        defer { self.watchdog?.resume() }
-        return await body()
-    }
-
-    func pausedThrowing<Result>(_ body: () async throws -> Result) async throws -> Result {
-        self.watchdog?.pause()
-        defer { self.watchdog?.resume() }
-        return try await body()
     }
 }

@@ -1,0 +1,90 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension HTTPLoad {
+    /// Returns true to send the request again with credentials, false to deliver the 401/407 as the response.
+    func answer(
+        _ challenge: HTTPAuthChallenge,
+        isProxy: Bool,
+        url: URL,
+        failureResponse: HTTPURLResponse,
+        auth: inout AuthenticationState,
+        context: LoadContext
+    ) async throws -> Bool {
+        let space: URLProtectionSpace
+        let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+        let scheme = url.scheme?.lowercased() ?? "http"
+        if isProxy {
+            space = URLProtectionSpace(
+                proxyHost: url.host ?? "",
+                port: port,
+                type: scheme == "https" ? NSURLProtectionSpaceHTTPSProxy : NSURLProtectionSpaceHTTPProxy,
+                realm: challenge.realm,
+                authenticationMethod: challenge.authenticationMethod
+            )
+        } else {
+            space = URLProtectionSpace(
+                host: url.host ?? "",
+                port: port,
+                protocol: scheme,
+                realm: challenge.realm,
+                authenticationMethod: challenge.authenticationMethod
+            )
+        }
+        let spaceKey = "\(isProxy)|\(url.host ?? "")|\(port)|\(challenge.realm ?? "")|\(challenge.authenticationMethod)"
+        let failures = auth.recordChallenge(spaceKey: spaceKey, challenge: challenge)
+        let sender = ChallengeSender()
+        let urlChallenge = URLAuthenticationChallenge(
+            protectionSpace: space,
+            proposedCredential: nil,
+            previousFailureCount: failures,
+            failureResponse: failureResponse,
+            error: nil,
+            sender: sender
+        )
+        self.state.withLock { $0.sender = sender }
+        if self.cancelCode != nil { sender.answer(.cancel) }
+        let disposition = await context.paused {
+            await sender.waitForAnswer { self.observer.loadDidReceive(urlChallenge) }
+        }
+        self.state.withLock { $0.sender = nil }
+        if let code = self.cancelCode { throw URLError.tether(code, url: url) }
+
+        var credential: URLCredential?
+        switch disposition {
+        case .useCredential(let given):
+            credential = given
+        case .continueWithoutCredential, .rejectProtectionSpace:
+            return false
+        case .cancel:
+            throw URLError.tether(.userCancelledAuthentication, url: url)
+        case .performDefaultHandling:
+            if !auth.triedURLCredential.contains(spaceKey), let user = url.user {
+                auth.triedURLCredential.insert(spaceKey)
+                credential = URLCredential(user: user, password: url.password ?? "", persistence: .none)
+            } else if !auth.triedStorage.contains(spaceKey) {
+                auth.triedStorage.insert(spaceKey)
+                let usesStorage = await context.paused { await self.observer.loadShouldUseCredentialStorage() }
+                if usesStorage {
+                    credential =
+                        URLCredentialStorage.shared.defaultCredential(for: space)
+                        ?? URLCredentialStorage.shared.credentials(for: space)?.values.first
+                }
+            }
+        }
+        guard let credential, let user = credential.user else { return false }
+        auth.activate(
+            challenge: challenge,
+            isProxy: isProxy,
+            origin: RedirectRules.origin(of: url),
+            user: user,
+            password: credential.password ?? ""
+        )
+        return true
+    }
+}

@@ -1,0 +1,25 @@
+import Foundation
+
+/// Per-load bookkeeping shared by the steps of one run (only touched from the load's task).
+final class LoadContext: @unchecked Sendable {
+    let watchdog: IdleWatchdog?
+    var didDeliverResponse = false
+    var didUseBodyStream = false
+
+    init(watchdog: IdleWatchdog?) {
+        self.watchdog = watchdog
+    }
+
+    /// Runs `body` with the idle timer paused: waiting for the delegate is not the server's silence.
+    func paused<Result>(_ body: () async -> Result) async -> Result {
+        self.watchdog?.pause()
+        defer { self.watchdog?.resume() }
+        return await body()
+    }
+
+    func pausedThrowing<Result>(_ body: () async throws -> Result) async throws -> Result {
+        self.watchdog?.pause()
+        defer { self.watchdog?.resume() }
+        return try await body()
+    }
+}
