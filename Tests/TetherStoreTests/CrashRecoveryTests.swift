@@ -161,4 +161,52 @@ struct CrashRecoveryTests {
             #expect(totalAcks > rounds)
         }
     }
+
+    @Test(arguments: ["plistXML", "archive"])
+    func aStoreOpenInAnotherProcessIsLockedAndTheOtherWayRound(kind: String) async throws {
+        let writer = try Self.writerURL()
+        try await withTemporaryDirectory { directory in
+            let file = directory.appendingPathComponent("shared-\(kind).store")
+            // This process holds the store: the writer process must refuse to open it.
+            do {
+                let store = try Self.open(kind, file)
+                try await store.insert(Note(content: "held here"))
+                let process = Process()
+                process.executableURL = writer
+                process.arguments = [kind, file.path, "1"]
+                let errors = Pipe()
+                process.standardOutput = Pipe()
+                process.standardError = errors
+                try process.run()
+                let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                process.waitUntilExit()
+                #expect(process.terminationStatus == 2)
+                #expect(message.contains("locked"), "\(message)")
+                #expect(try await store.count() == 1)
+            }
+            // The writer process holds the store: opening it here is `.locked` until the writer is gone.
+            let process = Process()
+            process.executableURL = writer
+            process.arguments = [kind, file.path, "2"]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = Pipe()
+            try process.run()
+            let watchdog = DispatchWorkItem { [pid = process.processIdentifier] in kill(pid, SIGKILL) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + 30, execute: watchdog)
+            defer { watchdog.cancel() }
+            var seen = Data()
+            while !seen.contains(UInt8(ascii: "\n")) {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                seen.append(chunk)
+            }
+            #expect(String(decoding: seen, as: UTF8.self).hasPrefix("ready 1"))
+            await expectStoreError(.locked) { try Self.open(kind, file) }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let store = try Self.open(kind, file)
+            #expect(try await store.fetchAll().first?.content == "held here")
+        }
+    }
 }

@@ -229,6 +229,23 @@ struct FileStoreDurabilityTests {
         }
     }
 
+    @Test(arguments: [StoreKind.plistXML, .plistBinary, .archive, .sqlite])
+    func aNotANumberThatTheFormatCannotHoldIsAnInvalidArgument(kind: StoreKind) async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try kind.open(Item.self, in: directory)
+            let item = Item(id: "nan", title: "t", score: .nan)
+            do {
+                try await store.insert(item)
+                // A format that holds NaN must give it back.
+                let stored = try await store.fetchOne(id: "nan")
+                #expect(stored?.score.isNaN == true, "NaN was accepted but not kept by \(kind)")
+            } catch let error as StoreError {
+                #expect(error.code == .invalidArgument)
+                #expect(try await store.count() == 0)
+            }
+        }
+    }
+
     @Test func aFailedJournalWriteRollsBackThrowsIOAndTheNextWriteRecovers() async throws {
         try await withTemporaryDirectory { directory in
             let url = directory.appendingPathComponent("store.plist")

@@ -42,7 +42,7 @@ final class NotificationLog: @unchecked Sendable {
             tokens.append(
                 NotificationCenter.default.addObserver(forName: name, object: context, queue: nil) { [self] note in
                     let info = (note.userInfo as? [String: Set<ObjectID>]) ?? [:]
-                    lock.withLock { entries.append((note.name, info)) }
+                    lock.locked { entries.append((note.name, info)) }
                 }
             )
         }
@@ -52,7 +52,7 @@ final class NotificationLog: @unchecked Sendable {
         for token in tokens { NotificationCenter.default.removeObserver(token) }
     }
 
-    var all: [(Notification.Name, [String: Set<ObjectID>])] { lock.withLock { entries } }
+    var all: [(Notification.Name, [String: Set<ObjectID>])] { lock.locked { entries } }
 }
 
 struct ObjectContextTests {

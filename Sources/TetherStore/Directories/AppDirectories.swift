@@ -53,7 +53,7 @@ public struct AppDirectories: Sendable, Hashable {
             fileManager.urls(for: directory, in: .userDomainMask).first ?? fileManager.temporaryDirectory
         }
         #if os(macOS)
-        let suffix = appName
+        let suffix: String? = appName
         #else
         let suffix: String? = nil
         #endif

@@ -74,13 +74,13 @@ final class BackendSlot {
     private var backend: (any ObjectStoreBackend)?
 
     func load(_ make: () throws -> any ObjectStoreBackend) throws {
-        try lock.withLock {
+        try lock.locked {
             if backend == nil { backend = try make() }
         }
     }
 
     var store: any ObjectStoreBackend {
-        lock.withLock {
+        lock.locked {
             guard let backend else {
                 preconditionFailure("call PersistentContainer.loadPersistentStores() before using a context")
             }

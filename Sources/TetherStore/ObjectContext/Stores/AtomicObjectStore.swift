@@ -53,15 +53,15 @@ final class AtomicObjectStore: ObjectStoreBackend {
     }
 
     func objects(entityName: String) throws -> [StoredObject] {
-        lock.withLock { state.objects.all.filter { $0.id.entityName == entityName } }
+        lock.locked { state.objects.all.filter { $0.id.entityName == entityName } }
     }
 
     func object(_ id: ObjectID) throws -> StoredObject? {
-        lock.withLock { state.objects[id] }
+        lock.locked { state.objects[id] }
     }
 
     func apply(_ changes: ObjectChangeSet) throws -> [ObjectID: Int64] {
-        try lock.withLock {
+        try lock.locked {
             var objects = state.objects
             var versions: [ObjectID: Int64] = [:]
             for (id, expected) in changes.deleted {
