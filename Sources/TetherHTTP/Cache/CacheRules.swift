@@ -65,16 +65,25 @@ enum CacheRules {
         return true
     }
 
+    /// HTTP-date parsers (IMF-fixdate, RFC 850, asctime), made once: DateFormatter is expensive to create.
+    private static let dateFormatters = NSLockedBox(
+        ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"].map { format in
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = format
+            return formatter
+        }
+    )
+
     static func parseDate(_ text: String?) -> Date? {
         guard let text else { return nil }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
-            formatter.dateFormat = format
-            if let date = formatter.date(from: text) { return date }
+        return self.dateFormatters.withLock { formatters in
+            for formatter in formatters {
+                if let date = formatter.date(from: text) { return date }
+            }
+            return nil
         }
-        return nil
     }
 
     /// Freshness lifetime in seconds: `max-age`, else `Expires − Date`; no heuristic freshness.

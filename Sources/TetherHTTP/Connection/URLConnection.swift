@@ -353,16 +353,19 @@ final class FlowWindow: Sendable {
 
     init(limit: Int) { self.limit = limit }
 
-    /// Adds `count` bytes, first waiting while the window is full.
+    /// Adds `count` bytes, first waiting while the window is full (no suspension while it is not).
     func reserve(_ count: Int) async {
+        let admitted = self.state.withLock { state -> Bool in
+            guard state.isClosed || state.outstanding < self.limit else { return false }
+            state.outstanding += count
+            return true
+        }
+        if admitted { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let mustWait = self.state.withLock { state -> Bool in
-                if state.isClosed || state.outstanding < self.limit {
-                    state.outstanding += count
-                    return false
-                }
-                state.waiter = continuation
                 state.outstanding += count
+                if state.isClosed || state.outstanding - count < self.limit { return false }
+                state.waiter = continuation
                 return true
             }
             if !mustWait { continuation.resume() }
