@@ -93,6 +93,20 @@ struct FileStoreDurabilityTests {
         }
     }
 
+    @Test func anArchiveUnderAnotherRootKeyIsCorruptDataAndKept() async throws {
+        try await withTemporaryDirectory { directory in
+            let url = directory.appendingPathComponent("notes.archive")
+            do {
+                let store = try ArchiveStore<Note>(url: url, rootKey: "NotesList")
+                try await store.insert(Note(content: "x"))
+            }
+            let bytes = try contents(of: url)
+            let error = await expectStoreError(.corruptData) { try ArchiveStore<Note>(url: url, rootKey: "records") }
+            #expect(error?.message.contains("NotesList") == true)
+            #expect(try contents(of: url) == bytes)
+        }
+    }
+
     @Test(arguments: StoreKind.journaled)
     func aTornLastJournalEntryWasNeverAcknowledgedAndIsDropped(kind: StoreKind) async throws {
         try await withTemporaryDirectory { directory in

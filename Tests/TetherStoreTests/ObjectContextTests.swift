@@ -317,6 +317,24 @@ struct ObjectContextTests {
         }
     }
 
+    @Test(arguments: [ContainerKind.sqlite, .binary])
+    func aDamagedStoreFileIsCorruptDataAndKeepsItsBytes(kind: ContainerKind) async throws {
+        try await withTemporaryDirectory { directory in
+            let storeType = kind.storeType(in: directory)
+            let url: URL
+            switch storeType {
+            case .sqlite(let file), .binary(let file): url = file
+            case .inMemory: return
+            }
+            let bytes = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+            try bytes.write(to: url)
+            await expectStoreError(.corruptData) {
+                try PersistentContainer(name: "N", model: notesModel, storeType: storeType).loadPersistentStores()
+            }
+            #expect(try contents(of: url) == bytes)
+        }
+    }
+
     @Test func aSecondContainerOnTheSameBinaryFileIsLocked() async throws {
         try await withTemporaryDirectory { directory in
             let url = directory.appendingPathComponent("x.binary")
