@@ -71,7 +71,6 @@ final class HTTPLoad: Sendable {
     private func run() async {
         let watchdog = IdleWatchdog(
             timeoutInterval: self.originalRequest.timeoutInterval,
-            eventLoop: self.configuration.eventLoopGroup.next(),
             onFire: { [weak self] in self?.cancel(.timedOut) }
         )
         let context = LoadContext(watchdog: watchdog)

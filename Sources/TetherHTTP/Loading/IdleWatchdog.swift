@@ -1,34 +1,32 @@
+import Dispatch
 import Foundation
 import NIOCore
 
 /// Fails a load when no byte moved for `timeout` (NSURLConnection's `timeoutInterval` is an idle timeout).
 ///
-/// Paused while the load waits for its delegate, so a slow delegate is not a silent server.
+/// Paused while the load waits for its delegate, so a slow delegate is not a silent server. All watchdogs share
+/// one ticker (``WatchdogTicker``), so arming and disarming one costs a lock, not a timer per request.
 final class IdleWatchdog: Sendable {
-
     private struct State {
         var lastActivity: NIODeadline
         var pauseCount = 0
-        var scheduled: Scheduled<Void>?
         var isStopped = false
     }
 
     private let timeout: TimeAmount
-    private let eventLoop: any EventLoop
     private let onFire: @Sendable () -> Void
     private let state: NSLockedBox<State>
 
-    init?(timeoutInterval: Double, eventLoop: any EventLoop, onFire: @escaping @Sendable () -> Void) {
+    init?(timeoutInterval: Double, onFire: @escaping @Sendable () -> Void) {
         guard timeoutInterval > 0, timeoutInterval.isFinite else { return nil }
         self.timeout = .nanoseconds(Int64(min(timeoutInterval, 365 * 86_400) * 1e9))
-        self.eventLoop = eventLoop
         self.onFire = onFire
         self.state = NSLockedBox(State(lastActivity: .now()))
     }
 
     func start() {
         self.touch()
-        self.schedule(at: .now() + self.timeout)
+        WatchdogTicker.shared.register(self)
     }
 
     func touch() {
@@ -47,44 +45,75 @@ final class IdleWatchdog: Sendable {
     }
 
     func stop() {
-        let scheduled = self.state.withLock { state -> Scheduled<Void>? in
-            state.isStopped = true
-            defer { state.scheduled = nil }
-            return state.scheduled
-        }
-        scheduled?.cancel()
+        self.state.withLock { $0.isStopped = true }
+        WatchdogTicker.shared.unregister(self)
     }
 
-    private func schedule(at deadline: NIODeadline) {
-        self.state.withLock { state in
-            guard !state.isStopped else { return }
-            state.scheduled = self.eventLoop.scheduleTask(deadline: deadline) { self.check() }
-        }
-    }
-
-    private enum Outcome {
-        case reschedule(NIODeadline)
-        case fire
-        case nothing
-    }
-
-    private func check() {
-        let now = NIODeadline.now()
-        let outcome: Outcome = self.state.withLock { state in
-            if state.isStopped { return .nothing }
-            if state.pauseCount > 0 { return .reschedule(now + self.timeout) }
-            let due = state.lastActivity + self.timeout
-            if due <= now {
-                state.isStopped = true
-                state.scheduled = nil
-                return .fire
+    /// Called by the ticker: fires (once) when the load has been idle for `timeout`; true when done with it.
+    func check(now: NIODeadline) -> Bool {
+        let shouldFire: Bool? = self.state.withLock { state in
+            if state.isStopped { return nil }
+            if state.pauseCount > 0 {
+                state.lastActivity = now
+                return false
             }
-            return .reschedule(due)
+            guard state.lastActivity + self.timeout <= now else { return false }
+            state.isStopped = true
+            return true
         }
-        switch outcome {
-        case .reschedule(let deadline): self.schedule(at: deadline)
-        case .fire: self.onFire()
-        case .nothing: break
+        guard let shouldFire else { return true }
+        if shouldFire { self.onFire() }
+        return shouldFire
+    }
+}
+
+/// One timer for every armed ``IdleWatchdog``: ticks every 50 ms while any is armed, stops after 2 s without any.
+final class WatchdogTicker: Sendable {
+    static let shared = WatchdogTicker()
+
+    private struct State {
+        var watchdogs: [ObjectIdentifier: IdleWatchdog] = [:]
+        var timer: (any DispatchSourceTimer)?
+        var idleTicks = 0
+    }
+
+    private static let interval = DispatchTimeInterval.milliseconds(50)
+    private let state = NSLockedBox(State())
+    private let queue = DispatchQueue(label: "tether.http.idle-timeouts")
+
+    func register(_ watchdog: IdleWatchdog) {
+        self.state.withLock { state in
+            state.watchdogs[ObjectIdentifier(watchdog)] = watchdog
+            state.idleTicks = 0
+            guard state.timer == nil else { return }
+            let timer = DispatchSource.makeTimerSource(queue: self.queue)
+            timer.schedule(deadline: .now() + Self.interval, repeating: Self.interval, leeway: .milliseconds(10))
+            timer.setEventHandler { [weak self] in self?.tick() }
+            timer.resume()
+            state.timer = timer
+        }
+    }
+
+    func unregister(_ watchdog: IdleWatchdog) {
+        self.state.withLock { _ = $0.watchdogs.removeValue(forKey: ObjectIdentifier(watchdog)) }
+    }
+
+    private func tick() {
+        let now = NIODeadline.now()
+        let armed = self.state.withLock { Array($0.watchdogs.values) }
+        let done = armed.filter { $0.check(now: now) }
+        self.state.withLock { state in
+            for watchdog in done { state.watchdogs.removeValue(forKey: ObjectIdentifier(watchdog)) }
+            if state.watchdogs.isEmpty {
+                state.idleTicks += 1
+                if state.idleTicks >= 40 {
+                    state.timer?.cancel()
+                    state.timer = nil
+                    state.idleTicks = 0
+                }
+            } else {
+                state.idleTicks = 0
+            }
         }
     }
 }
