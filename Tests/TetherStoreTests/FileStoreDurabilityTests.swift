@@ -204,6 +204,24 @@ struct FileStoreDurabilityTests {
         }
     }
 
+    @Test(arguments: StoreKind.journaled)
+    func aJournalRestartCutShortInItsHeaderHoldsNothingAndIsRestarted(kind: StoreKind) async throws {
+        try await withTemporaryDirectory { directory in
+            let url = kind.fileURL(in: directory)
+            let journalURL = URL(fileURLWithPath: url.path + ".journal")
+            let notes = try await fill(kind, in: directory, count: 3)
+            try Data(Journal.magic + [0, 0, 0]).write(to: journalURL)
+            let next = Note(content: "after the torn header")
+            do {
+                let store = try kind.open(Note.self, in: directory)
+                #expect(try await store.fetchAll() == notes)
+                try await store.insert(next)
+            }
+            let store = try kind.open(Note.self, in: directory)
+            #expect(try await store.fetchAll() == notes + [next])
+        }
+    }
+
     @Test func openStepFormatIsAnInvalidArgument() async throws {
         try await withTemporaryDirectory { directory in
             await expectStoreError(.invalidArgument) {

@@ -53,9 +53,13 @@ struct SplitMix64: RandomNumberGenerator {
 do {
     var random = SplitMix64(state: seed)
     var present = try await store.fetchAll().map(\.id)
+    // Some runs keep the store small, so that compactions (journal larger than the file) come every few dozen writes
+    // and some kills land inside one.
+    let cap = 20 + Int(seed % 300)
     emit("ready \(present.count)")
     while true {
-        if present.count > 4 && Int.random(in: 0..<8, using: &random) == 0 {
+        let deleteOdds = present.count > cap ? 1 : 8
+        if present.count > 4 && Int.random(in: 0..<deleteOdds, using: &random) == 0 {
             let index = Int.random(in: 0..<present.count, using: &random)
             let id = present[index]
             emit("try-del \(id)")
