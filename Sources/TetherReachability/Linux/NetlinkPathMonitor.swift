@@ -49,9 +49,7 @@ final class NetlinkPathMonitor: NetworkPathErrorReporting {
 }
 
 /// One start of the netlink monitor: its socket, its session and its thread.
-final class NetlinkMonitorRun: @unchecked Sendable {
-    // @unchecked: `socket`, `session`, `coalescer` and `lastReported` are touched by the starting thread until
-    // `startThread()` and by the monitor thread only after it; `isCancelled` is locked; the rest is immutable.
+final class NetlinkMonitorRun {
     private let target: ReachabilityTarget
     private let classifier: InterfaceClassifier
     private let handler: @Sendable (NetworkPath) -> Void
@@ -240,4 +238,7 @@ final class NetlinkMonitorRun: @unchecked Sendable {
         return Int32(clamping: milliseconds)
     }
 }
+// `socket`, `session`, `coalescer` and `lastReported` are touched by the starting thread until `startThread()`, and by
+// the monitor thread only after it; `isCancelled` is locked; the rest is immutable.
+extension NetlinkMonitorRun: @unchecked Sendable {}
 #endif

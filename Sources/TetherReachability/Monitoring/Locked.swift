@@ -1,8 +1,7 @@
 import Foundation
 
 /// A value behind a lock (the package supports macOS 13, where `Synchronization.Mutex` is not available).
-final class Locked<Value>: @unchecked Sendable {
-    // @unchecked: every access to `value` goes through `lock`.
+final class Locked<Value> {
     private let lock = NSLock()
     private var value: Value
 
@@ -16,3 +15,6 @@ final class Locked<Value>: @unchecked Sendable {
         return try body(&value)
     }
 }
+
+// Every access to `value` goes through `lock`.
+extension Locked: @unchecked Sendable {}

@@ -72,8 +72,7 @@ final class FakePathMonitor: NetworkPathErrorReporting {
 }
 
 /// Collects values from any thread and lets a test wait for them without sleeping.
-final class Recorder<Value: Sendable>: @unchecked Sendable {
-    // @unchecked: `values` is only touched under `condition`.
+final class Recorder<Value: Sendable> {
     private let condition = NSCondition()
     private var values: [Value] = []
 
@@ -99,3 +98,6 @@ final class Recorder<Value: Sendable>: @unchecked Sendable {
         return values
     }
 }
+
+// `values` is only touched under `condition`.
+extension Recorder: @unchecked Sendable {}

@@ -4,9 +4,7 @@ import Foundation
 /// A `TetherReachProbe` running inside a network namespace of its own (`unshare -rn`: a user and a network
 /// namespace, no root needed), with helpers to change that namespace's links and routes (`nsenter`) and to read
 /// the probe's JSON lines with a timeout. The namespace lives exactly as long as the probe process.
-final class NamespaceProbe: @unchecked Sendable {
-    // @unchecked: `lines`, `cursor` and `isClosed` are only touched under `condition`; the rest is immutable.
-
+final class NamespaceProbe {
     struct Failure: Error, CustomStringConvertible {
         var description: String
     }
@@ -271,4 +269,7 @@ final class NamespaceProbe: @unchecked Sendable {
         }
     }
 }
+// `lines`, `cursor`, `isClosed` and `stderrData` are only touched under `condition` or by the test's thread; the
+// rest is immutable.
+extension NamespaceProbe: @unchecked Sendable {}
 #endif
