@@ -96,6 +96,29 @@ struct URLConnectionAuthenticationTests {
         #expect((denied as? HTTPURLResponse)?.statusCode == 401)
     }
 
+    @Test func defaultHandlingFallsBackToTheSharedCredentialStorageUnlessTheDelegateDeclines() async throws {
+        let realm = "storage-\(UUID().uuidString.prefix(8))"
+        let space = URLProtectionSpace(
+            host: "127.0.0.1",
+            port: self.server.port,
+            protocol: "http",
+            realm: realm,
+            authenticationMethod: NSURLAuthenticationMethodHTTPBasic
+        )
+        URLCredentialStorage.shared.setDefaultCredential(
+            URLCredential(user: "u", password: "p", persistence: .forSession),
+            for: space
+        )
+        let url = self.server.url("/basic?realm=\(realm)")
+        let (data, _) = try await URLConnection.data(for: request(url), configuration: .uncached)
+        #expect(String(decoding: data, as: UTF8.self) == "authorized")
+
+        let delegate = RecordingDelegate()
+        delegate.usesCredentialStorage = false
+        try await load(request(url), delegate: delegate)
+        #expect(delegate.lastResponse?.statusCode == 401)
+    }
+
     @Test func withoutAnyCredentialThe401IsTheResponse() async throws {
         let (data, response) = try await URLConnection.data(
             for: request(self.server.url("/basic")),

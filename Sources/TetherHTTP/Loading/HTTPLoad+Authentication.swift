@@ -71,9 +71,7 @@ extension HTTPLoad {
                 auth.triedStorage.insert(spaceKey)
                 let usesStorage = await context.paused { await self.observer.loadShouldUseCredentialStorage() }
                 if usesStorage {
-                    credential =
-                        URLCredentialStorage.shared.defaultCredential(for: space)
-                        ?? URLCredentialStorage.shared.credentials(for: space)?.values.first
+                    credential = Self.storedCredential(for: space)
                 }
             }
         }
@@ -86,5 +84,24 @@ extension HTTPLoad {
             password: credential.password ?? ""
         )
         return true
+    }
+
+    /// The shared storage's credential for `space`. Matches spaces field by field: on Linux
+    /// `URLProtectionSpace` equality is identity, so a lookup with an equal but new space finds nothing.
+    static func storedCredential(for space: URLProtectionSpace) -> URLCredential? {
+        let storage = URLCredentialStorage.shared
+        if let credential = storage.defaultCredential(for: space) ?? storage.credentials(for: space)?.values.first {
+            return credential
+        }
+        for (candidate, credentials) in storage.allCredentials
+        where candidate.host.caseInsensitiveCompare(space.host) == .orderedSame && candidate.port == space.port
+            && candidate.protocol?.lowercased() == space.protocol?.lowercased() && candidate.realm == space.realm
+            && candidate.authenticationMethod == space.authenticationMethod && candidate.isProxy() == space.isProxy()
+        {
+            if let credential = storage.defaultCredential(for: candidate) ?? credentials.values.first {
+                return credential
+            }
+        }
+        return nil
     }
 }

@@ -107,6 +107,9 @@ final class RecordingDelegate: URLConnectionDataDelegate, @unchecked Sendable {
     var onNewBodyStream: ((URLRequest) -> InputStream?)?
     var onWillCache: ((CachedURLResponse) -> CachedURLResponse?)?
     var keepsBody = true
+    var usesCredentialStorage = true
+
+    func connectionShouldUseCredentialStorage(_ connection: URLConnection) -> Bool { self.usesCredentialStorage }
 
     var events: [Event] { self.lock.withLock { self.recorded } }
 

@@ -86,7 +86,7 @@ let pythonServerScript = #"""
                 if self.headers.get("Authorization") == expected:
                     self.send(200, "authorized")
                 else:
-                    self.send(401, "denied", [("WWW-Authenticate", 'Basic realm="tether"')])
+                    self.send(401, "denied", [("WWW-Authenticate", 'Basic realm="%s"' % q.get("realm", "tether"))])
             elif route == "digest":
                 self.digest(q)
             elif route == "chunked":
