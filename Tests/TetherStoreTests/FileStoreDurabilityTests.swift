@@ -78,6 +78,24 @@ struct FileStoreDurabilityTests {
     }
 
     @Test(arguments: StoreKind.journaled)
+    func aMissingFileIsAnEmptyStoreAndIsCreatedByTheFirstWrite(kind: StoreKind) async throws {
+        try await withTemporaryDirectory { directory in
+            let url = kind.fileURL(in: directory)
+            do {
+                let store = try kind.open(Note.self, in: directory)
+                #expect(try await store.count() == 0)
+            }
+            #expect(!FileManager.default.fileExists(atPath: url.path))
+            do {
+                let store = try kind.open(Note.self, in: directory)
+                try await store.insert(Note(content: "first"))
+                #expect(FileManager.default.fileExists(atPath: url.path))
+            }
+            #expect(try await kind.open(Note.self, in: directory).count() == 1)
+        }
+    }
+
+    @Test(arguments: StoreKind.journaled)
     func aTruncatedStoreFileIsCorruptDataAndKeepsItsBytes(kind: StoreKind) async throws {
         try await withTemporaryDirectory { directory in
             _ = try await fill(kind, in: directory, count: 10)

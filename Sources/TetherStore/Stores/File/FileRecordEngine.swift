@@ -95,8 +95,9 @@ final class FileRecordEngine<Codec: FileRecordCodec> {
     }
 
     deinit {
-        // A released store leaves a complete file and an empty journal behind.
-        if needsCompaction || journalLength > Journal.headerSize {
+        // A released store leaves a complete file and an empty journal behind (and no file if it never had one).
+        let hasFile = FileManager.default.fileExists(atPath: url.path)
+        if journalLength > Journal.headerSize || (needsCompaction && (hasFile || records.count > 0)) {
             try? compact()
         }
         if journal >= 0 { close(journal) }
