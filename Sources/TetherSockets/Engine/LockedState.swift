@@ -9,9 +9,10 @@ final class LockedState<Value> {
         self.value = value
     }
 
-    @inline(__always)
     func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        try lock.withLock { try body(&value) }
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
     }
 }
 

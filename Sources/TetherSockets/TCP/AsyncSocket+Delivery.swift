@@ -30,10 +30,11 @@ final class EngineAdapter: SocketEngineOwner {
         if eventLoop.inEventLoop {
             if let engine = engineBox { body(engine) }
         } else {
-            let transfer = UncheckedSendable((self, body))
+            // One box per value: destructuring a captured tuple here over-released its elements (Swift 6.3).
+            let adapter = UncheckedSendable(self)
+            let work = UncheckedSendable(body)
             eventLoop.execute {
-                let (adapter, body) = transfer.value
-                if let engine = adapter.engineBox { body(engine) }
+                if let engine = adapter.value.engineBox { work.value(engine) }
             }
         }
     }
@@ -159,10 +160,10 @@ extension AsyncSocket {
             switch s.delivery {
             case .delegateQueue:
                 guard let queue = s.delegateQueue else { return (false, nil) }
-                let transfer = UncheckedSendable((self, delegate, callback))
+                let target = UncheckedSendable(delegate)
+                let work = UncheckedSendable(callback)
                 queue.async {
-                    let (sock, delegate, callback) = transfer.value
-                    callback(sock, delegate)
+                    work.value(self, target.value)
                 }
                 return (true, nil)
             case .eventLoop:
@@ -186,20 +187,18 @@ extension AsyncSocket {
     /// Under the lock: queues `socketDidDisconnect` after every callback queued so far.
     func enqueueDisconnectCallback(_ s: inout State, error: AsyncSocketError?) {
         guard let delegate = s.delegate else { return }
-        let transfer = UncheckedSendable((self, delegate, error))
+        let target = UncheckedSendable(delegate)
         switch s.delivery {
         case .delegateQueue:
             guard let queue = s.delegateQueue else { return }
             queue.async {
-                let (sock, delegate, error) = transfer.value
-                delegate.socketDidDisconnect(sock, withError: error)
+                target.value.socketDidDisconnect(self, withError: error)
             }
         case .eventLoop:
             let loop = s.channel?.eventLoop ?? s.adapter?.eventLoop ?? s.listeners.first?.eventLoop
                 ?? eventLoopGroup.next()
             loop.execute {
-                let (sock, delegate, error) = transfer.value
-                delegate.socketDidDisconnect(sock, withError: error)
+                target.value.socketDidDisconnect(self, withError: error)
             }
         }
     }

@@ -169,12 +169,16 @@ public final class TCPConnection: Sendable {
                     return
                 }
                 loop.execute {
+                    if idBox.isCancelled {
+                        continuation.resume(throwing: CancellationError())
+                        return
+                    }
                     idBox.set(engine.value.enqueueRead(kind, timeout: time, waiter: .task(continuation)))
                 }
             }
         } onCancel: {
             loop.execute {
-                if let id = idBox.get() { engine.value.cancelRead(id: id, error: CancellationError()) }
+                if let id = idBox.cancel() { engine.value.cancelRead(id: id, error: CancellationError()) }
             }
         }
     }
@@ -193,12 +197,14 @@ public final class TCPConnection: Sendable {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 loop.execute {
-                    idBox.set(engine.value.enqueueWrite(buffer, timeout: time, waiter: .task(continuation)))
+                    let id = engine.value.enqueueWrite(buffer, timeout: time, waiter: .task(continuation))
+                    idBox.set(id)
+                    if idBox.isCancelled { engine.value.abandonWrite(id: id, error: CancellationError()) }
                 }
             }
         } onCancel: {
             loop.execute {
-                if let id = idBox.get() { engine.value.abandonWrite(id: id, error: CancellationError()) }
+                if let id = idBox.cancel() { engine.value.abandonWrite(id: id, error: CancellationError()) }
             }
         }
     }
@@ -252,12 +258,28 @@ final class AsyncFaceOwner: SocketEngineOwner {
     func engineDidClose(_ engine: SocketEngine, error: AsyncSocketError?) {}
 }
 
-/// The id of an operation, set on the event loop and read by a cancellation handler (also on the event loop;
-/// the lock makes the hand-over between the two closures safe).
+/// The id of an operation, set on the event loop and read by its cancellation handler (also on the event loop;
+/// the lock makes the hand-over between the two closures safe). A cancellation that arrives before the operation
+/// reached the engine marks it, so that the operation fails at once instead of waiting.
 final class OperationID: Sendable {
-    private let value = NIOLockedValueBox<UInt64?>(nil)
-    func set(_ id: UInt64) { value.withLockedValue { $0 = id } }
-    func get() -> UInt64? { value.withLockedValue { $0 } }
+    private struct State {
+        var id: UInt64?
+        var cancelled = false
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    func set(_ id: UInt64) { state.withLockedValue { $0.id = id } }
+
+    var isCancelled: Bool { state.withLockedValue { $0.cancelled } }
+
+    /// Marks the operation cancelled; returns its id when it already reached the engine.
+    func cancel() -> UInt64? {
+        state.withLockedValue {
+            $0.cancelled = true
+            return $0.id
+        }
+    }
 }
 
 /// Holds the connector of a pending connect for its cancellation handler.
