@@ -93,17 +93,18 @@ func decodeFrame<Codec: FrameCodec>(
 
 /// Decodes one frame with the codec at `codec`, whose type is `Concrete`, and fires it.
 ///
-/// Taking the codec as a raw pointer (`&codec` converts implicitly) lets unspecialized generic code reach this
-/// specialized path without a generic call or a closure.
+/// Taking the codec by pointer (`&codec` converts implicitly) lets unspecialized generic code reach the specialized
+/// path for `Concrete` without a generic call or a closure.
 ///
-/// - Precondition: the codec's type is `Concrete` (checked by the caller).
+/// - Precondition: `Value.self == Concrete.self` (checked by the caller), so the memory is bound to `Concrete`.
 @inlinable
 @inline(__always)
-func decodeFrame<Concrete: FrameCodec>(
-    _ codec: UnsafeMutableRawPointer,
+func decodeFrame<Value, Concrete: FrameCodec>(
+    _ codec: UnsafeMutablePointer<Value>,
     as type: Concrete.Type,
     _ buffer: inout ByteBuffer,
     _ context: ChannelHandlerContext
 ) throws -> DecodingState {
-    try decodeFrame(&codec.assumingMemoryBound(to: Concrete.self).pointee, &buffer, context)
+    let concrete = UnsafeMutableRawPointer(codec).assumingMemoryBound(to: Concrete.self)
+    return try decodeFrame(&concrete.pointee, &buffer, context)
 }
