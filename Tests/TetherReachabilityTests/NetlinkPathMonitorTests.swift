@@ -191,13 +191,20 @@ struct NetlinkPathMonitorTests {
         try probe.next("the sync marker") { $0.event == "sync" }
         #expect(!probe.allLines.contains { $0.event == "change" })
         probe.send("restore-descriptors")
+        try probe.next("the restore acknowledgement") { $0.event == "restored" }
         // The manager retries every 5 seconds.
-        let recovered = try probe.next(
-            "reachable once the socket opens",
-            timeout: 15,
-            where: Self.isChange("Reachable via Ethernet", interface: "trv0")
-        )
-        #expect(recovered.lastErrorIsNull)
+        do {
+            let recovered = try probe.next(
+                "reachable once the socket opens",
+                timeout: 15,
+                where: Self.isChange("Reachable via Ethernet", interface: "trv0")
+            )
+            #expect(recovered.lastErrorIsNull)
+        } catch {
+            probe.send("status")
+            let status = try? probe.next("the current status") { $0.event == "status" }
+            throw NamespaceProbe.Failure(description: "\(error)\ncurrent status: \(status?.text ?? "none")")
+        }
     }
 
     @Test func anOverrunOfTheNetlinkSocketIsRecoveredByAFreshDump() throws {

@@ -12,8 +12,8 @@
 // "interfaceType" and "lastError".
 // --exhaust-descriptors lowers RLIMIT_NOFILE so that no descriptor can be opened (the back-end's socket() fails
 // with EMFILE) until the "restore-descriptors" command.
-// Commands on stdin, one per line: "stop", "start", "sync <id>", "restore-descriptors". Ends on stdin EOF or
-// SIGTERM.
+// Commands on stdin, one per line: "stop", "start", "sync <id>", "status" (prints the main manager's current
+// status as {"event":"status", ...}), "restore-descriptors". Ends on stdin EOF or SIGTERM.
 import Dispatch
 import Foundation
 import NIOCore
@@ -155,6 +155,9 @@ while let line = readLine() {
         queue.async { emit(stopped) }
     case "start":
         start(managers[0].name, managers[0].manager)
+    case "status":
+        let snapshot = statusLine(event: "status", manager: managers[0].name, managers[0].manager)
+        queue.async { emit(snapshot) }
     case "restore-descriptors":
         restoreDescriptors()
         let restored = encode(["event": "restored"])
