@@ -199,6 +199,20 @@ struct HTTPResponseCacheTests {
         #expect(CacheRules.isFresh(entry(["Date": date, "Expires": expires]), now: now))
         #expect(!CacheRules.isFresh(entry(["Expires": "0"]), now: now))
         #expect(!CacheRules.isFresh(entry(["ETag": "x"]), now: now))
+        var noCacheRequest = URLRequest(url: URL(string: "http://h/")!)
+        noCacheRequest.setValue("no-cache", forHTTPHeaderField: "Cache-Control")
+        let fresh = entry(["Cache-Control": "max-age=60"])
+        #expect(
+            CacheRules.canUseWithoutRevalidation(fresh, request: URLRequest(url: URL(string: "http://h/")!), now: now)
+        )
+        #expect(!CacheRules.canUseWithoutRevalidation(fresh, request: noCacheRequest, now: now))
+        #expect(
+            !CacheRules.canUseWithoutRevalidation(
+                entry(["Cache-Control": "max-age=60, no-cache"]),
+                request: URLRequest(url: URL(string: "http://h/")!),
+                now: now
+            )
+        )
         let get = URLRequest(url: URL(string: "http://h/")!)
         #expect(CacheRules.isStorable(request: get, statusCode: 200, headers: ["ETag": "x"]))
         #expect(!CacheRules.isStorable(request: get, statusCode: 200, headers: [:]))

@@ -144,6 +144,29 @@ struct URLConnectionAuthenticationTests {
         )
     }
 
+    @Test(arguments: [
+        ("MD5", "8ca523f5e9506fed4657c9700eebdbec"),
+        ("SHA-256", "753927fa0e85d155564e2e272a28d1802ca10daf4496794697cf8db5856cb6c1"),
+    ])
+    func digestResponsesMatchTheRFC7616Examples(algorithm: String, expected: String) throws {
+        let header =
+            #"Digest realm="http-auth@example.org", qop="auth, auth-int", algorithm=\#(algorithm), "#
+            + #"nonce="7ypf/xlj9XXwfDPEoM4URrv/xwf94BcCAzFZH4GiTo0v", opaque="FQhe/qaU925kfnzjCev0ciny7QMkPqMAFRtzCUYo5tdS""#
+        let challenge = try #require(HTTPAuthChallenge.strongest(in: [header]))
+        let value = DigestAuthorization.digest(
+            challenge: challenge,
+            user: "Mufasa",
+            password: "Circle of Life",
+            method: "GET",
+            uri: "/dir/index.html",
+            nonceCount: 1,
+            clientNonce: "f2/wE4q74E6zIJEtWaHKaf5wv/H5QzzpXusqGemxURZJ"
+        )
+        #expect(value.contains("response=\"\(expected)\""))
+        #expect(value.contains("nc=00000001"))
+        #expect(value.contains(#"opaque="FQhe/qaU925kfnzjCev0ciny7QMkPqMAFRtzCUYo5tdS""#))
+    }
+
     @Test func challengeHeadersWithSeveralSchemesPickDigest() {
         let header = #"Basic realm="b", Digest realm="d", nonce="n", qop="auth,auth-int", algorithm=SHA-256"#
         let challenge = HTTPAuthChallenge.strongest(in: [header])
