@@ -82,6 +82,22 @@ struct URLConnectionBodyTests {
         #expect(echo.sha256 == Digests.hex(Digests.sha256(Array(payload))))
     }
 
+    @Test func aCallersFramingHeadersDoNotClashWithTheBody() async throws {
+        var post = request(self.server.url("/echo"), method: "POST")
+        post.httpBody = Data("twelve bytes".utf8)
+        post.setValue("12", forHTTPHeaderField: "Content-Length")
+        let echo = try Echo(try await URLConnection.data(for: post, configuration: .uncached).0)
+        #expect(echo.bodyLength == 12)
+        #expect(echo.header("Content-Length") == "12")
+
+        var streamed = request(self.server.url("/echo"), method: "POST")
+        streamed.httpBodyStream = InputStream(data: Data(repeating: 1, count: 70_000))
+        streamed.setValue("70000", forHTTPHeaderField: "Content-Length")
+        let streamedEcho = try Echo(try await URLConnection.data(for: streamed, configuration: .uncached).0)
+        #expect(streamedEcho.bodyLength == 70_000)
+        #expect(streamedEcho.header("Transfer-Encoding") == nil)
+    }
+
     @Test func aStreamUploadOfUnknownLengthIsSentChunked() async throws {
         let payload = Data(repeating: 0x42, count: 300_000)
         var post = request(self.server.url("/echo"), method: "PUT")

@@ -223,7 +223,12 @@ final class HTTPLoad: Sendable {
                 headers: headers,
                 context: context
             )
-            if outgoing.body != nil { bodySends += 1 }
+            if outgoing.body != nil {
+                bodySends += 1
+                // The engine frames the body from the length it is given; a caller's framing headers would clash.
+                outgoing.headers.remove(name: "Content-Length")
+                outgoing.headers.remove(name: "Transfer-Encoding")
+            }
 
             context.watchdog?.touch()
             let response: HTTPClientResponse
