@@ -59,12 +59,25 @@ struct URLConnectionAuthenticationTests {
         #expect(delegate.events.last == .failed(.userCancelledAuthentication))
     }
 
-    @Test func continuingWithoutACredentialDeliversThe401() async throws {
+    @Test(arguments: [URLConnection.ChallengeDisposition.continueWithoutCredential, .rejectProtectionSpace])
+    func continuingWithoutACredentialDeliversThe401(disposition: URLConnection.ChallengeDisposition) async throws {
         let delegate = RecordingDelegate()
-        delegate.onChallenge = { connection, challenge in connection.answer(challenge, with: .continueWithoutCredential)
-        }
+        delegate.onChallenge = { connection, challenge in connection.answer(challenge, with: disposition) }
         try await load(request(self.server.url("/basic")), delegate: delegate)
         #expect(delegate.events.suffix(3) == [.response(status: 401, expectedLength: 6), .data(6), .finished])
+    }
+
+    @Test func aProxyChallengeIsAnsweredWithProxyAuthorization() async throws {
+        let delegate = RecordingDelegate()
+        delegate.onChallenge = { connection, challenge in
+            #expect(challenge.protectionSpace.isProxy())
+            connection.answer(
+                challenge,
+                with: .useCredential(URLCredential(user: "pu", password: "pp", persistence: .none))
+            )
+        }
+        try await load(request(self.server.url("/proxyauth")), delegate: delegate)
+        #expect(String(decoding: delegate.body, as: UTF8.self) == "proxy ok")
     }
 
     @Test(arguments: ["MD5", "SHA-256"])

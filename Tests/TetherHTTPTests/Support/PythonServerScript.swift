@@ -87,6 +87,12 @@ let pythonServerScript = #"""
                     self.send(200, "authorized")
                 else:
                     self.send(401, "denied", [("WWW-Authenticate", 'Basic realm="%s"' % q.get("realm", "tether"))])
+            elif route == "proxyauth":
+                expected = "Basic " + base64.b64encode(b"pu:pp").decode()
+                if self.headers.get("Proxy-Authorization") == expected:
+                    self.send(200, "proxy ok")
+                else:
+                    self.send(407, "proxy denied", [("Proxy-Authenticate", 'Basic realm="proxy"')])
             elif route == "digest":
                 self.digest(q)
             elif route == "chunked":
