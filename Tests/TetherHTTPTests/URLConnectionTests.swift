@@ -53,6 +53,30 @@ struct URLConnectionTests {
         #expect(delegate.threads == [runLoopThread.threadID])
     }
 
+    @Test func callsScheduledOnTwoRunLoopsRunOnceEachInOrderWithoutOverlap() async throws {
+        let first = RunLoopThread()
+        let second = RunLoopThread()
+        defer {
+            first.stop()
+            second.stop()
+        }
+        let delegate = RecordingDelegate()
+        let connection = URLConnection(
+            request: request(self.server.url("/chunked?n=100")),
+            delegate: delegate,
+            startImmediately: false,
+            configuration: .uncached
+        )!
+        connection.schedule(in: first.runLoop, forMode: .default)
+        connection.schedule(in: second.runLoop, forMode: .default)
+        connection.start()
+        #expect(try await delegate.done.wait())
+        #expect(!delegate.overlapped)
+        #expect(delegate.threads.isSubset(of: [first.threadID, second.threadID]))
+        #expect(String(decoding: delegate.body, as: UTF8.self) == (0..<100).map { "chunk-\($0);" }.joined())
+        #expect(delegate.events.filter { $0 == .finished }.count == 1)
+    }
+
     @Test func defaultsToTheRunLoopOfTheCreatingThread() async throws {
         let runLoopThread = RunLoopThread()
         defer { runLoopThread.stop() }
