@@ -143,8 +143,12 @@ final class HTTPLoad: Sendable {
             try await self.network(request, revalidating: stored, context: context)
         } catch {
             // A failed revalidation serves the stale entry, unless it must be revalidated (RFC 9111 §4.2.4).
+            let networkCodes: Set<URLError.Code> = [
+                .cannotConnectToHost, .cannotFindHost, .networkConnectionLost, .notConnectedToInternet,
+                .secureConnectionFailed, .dnsLookupFailed,
+            ]
             guard let stored, !context.didDeliverResponse, self.cancelCode == nil, !CacheRules.mustRevalidate(stored),
-                error is URLError ? (error as! URLError).code != .userCancelledAuthentication : true
+                let urlError = error as? URLError, networkCodes.contains(urlError.code)
             else { throw error }
             try await self.deliver(stored, context: context)
         }
