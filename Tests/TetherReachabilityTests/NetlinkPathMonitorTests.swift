@@ -101,6 +101,23 @@ struct NetlinkPathMonitorTests {
         try unroutable.next("an unreachable route blocks it", where: Self.isChange("Not Reachable"))
     }
 
+    @Test func ipv6RoutesCountLikeIPv4Routes() throws {
+        let probe = try NamespaceProbe(
+            setup: Self.vethPair + "\nip -6 addr add 2001:db8:77::1/64 dev trv0 nodad",
+            arguments: ["--address", "2001:db8:99::1"]
+        )
+        defer { probe.close() }
+        let started = try probe.next("the first status") { $0.event == "started" }
+        #expect(started.status == "Not Reachable")
+        try probe.run("ip -6 route add default via 2001:db8:77::2 dev trv0")
+        try probe.next(
+            "reachable through the IPv6 default route",
+            where: Self.isChange("Reachable via Ethernet", interface: "trv0")
+        )
+        try probe.run("ip -6 route del default via 2001:db8:77::2 dev trv0")
+        try probe.next("not reachable without it", where: Self.isChange("Not Reachable"))
+    }
+
     @Test func aDomainManagerForLocalhostFollowsTheLoopbackLink() throws {
         // A new namespace's loopback is down: localhost has no route until it comes up.
         let probe = try NamespaceProbe(setup: "true", arguments: ["--domain", "localhost"])
