@@ -224,8 +224,11 @@ struct AsyncSocketReadingTests {
             bytes.append(bytes.reduce(0, ^))
             return bytes
         }
-        let frames = (0..<50).map { index in
-            frame((0..<(index * 7 % 40)).map { UInt8(($0 + index) & 0xFF) }, destination: UInt16(index), source: 9)
+        var frames: [[UInt8]] = []
+        for index in 0..<50 {
+            var payload: [UInt8] = []
+            for offset in 0..<(index * 7 % 40) { payload.append(UInt8(truncatingIfNeeded: offset + index)) }
+            frames.append(frame(payload, destination: UInt16(index), source: 9))
         }
         let wire = frames.flatMap { $0 }
         for byteByByte in [false, true] {

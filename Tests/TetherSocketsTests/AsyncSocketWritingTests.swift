@@ -13,7 +13,8 @@ struct AsyncSocketWritingTests {
             expected += chunk
             connection.socket.write(Data(chunk), withTimeout: 5, tag: tag)
         }
-        let received = try await onThread { connection.peer.receive(count: expected.count) }
+        let total = expected.count
+        let received = try await onThread { connection.peer.receive(count: total) }
         #expect(received == expected)
         let events = try await connection.recorder.wait { $0.contains(.wrote(tag: 20)) }
         let tags = events.compactMap { if case .wrote(let tag) = $0 { tag } else { nil } }

@@ -270,9 +270,10 @@ struct TCPStressTests {
             }
         }
         let client = try await TCPConnection.connect(host: "127.0.0.1", port: listener.localPort)
-        var expected = ByteBuffer()
-        for index in 0..<(1 << 20) { expected.writeInteger(UInt8(truncatingIfNeeded: index * 31)) }
-        async let sent: Void = client.write(expected)
+        var bytes = ByteBuffer()
+        for index in 0..<(1 << 20) { bytes.writeInteger(UInt8(truncatingIfNeeded: index * 31)) }
+        let expected = bytes
+        async let sent: Void = client.write(bytes)
         let echoed = try await client.read(toLength: expected.readableBytes, timeout: .seconds(30))
         try await sent
         #expect(echoed == expected)

@@ -142,10 +142,10 @@ extension CallerBuffer {
         }
         bytes.withUnsafeReadableBytes { raw in
             if let base = raw.baseAddress {
-                data.replaceBytes(in: NSRange(location: offset, length: count), withBytes: base)
+                data.mutableBytes.advanced(by: offset).copyMemory(from: base, byteCount: count)
             }
         }
-        return Data(bytes: data.bytes + offset, count: count)
+        return Data(bytes: data.bytes.advanced(by: offset), count: count)
     }
 }
 

@@ -19,8 +19,17 @@ enum SocketEvent: Equatable, CustomStringConvertible {
 
     var description: String {
         switch self {
+        case .accepted: "accepted"
+        case .connected(let host, let port): "connected(\(host), \(port))"
+        case .connectedURL(let path): "connectedURL(\(path))"
         case .read(let data, let tag): "read(\(data.count) bytes, tag: \(tag))"
-        default: "\(String(reflecting: self))"
+        case .partialRead(let length, let tag): "partialRead(\(length), tag: \(tag))"
+        case .wrote(let tag): "wrote(tag: \(tag))"
+        case .partialWrite(let length, let tag): "partialWrite(\(length), tag: \(tag))"
+        case .readTimeoutAsked(let tag, let elapsed, let done): "readTimeoutAsked(\(tag), \(elapsed), \(done))"
+        case .writeTimeoutAsked(let tag, let elapsed, let done): "writeTimeoutAsked(\(tag), \(elapsed), \(done))"
+        case .readStreamClosed: "readStreamClosed"
+        case .disconnected(let code): "disconnected(\(code.map(String.init) ?? "nil"))"
         }
     }
 
