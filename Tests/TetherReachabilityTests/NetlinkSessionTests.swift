@@ -109,6 +109,23 @@ struct NetlinkSessionTests {
         #expect(afterRoutes.map(\.type) == [UInt16(RTM_GETLINK)])
     }
 
+    @Test func aDumpInterruptedAgainAndAgainIsFinallyTakenAsItIs() {
+        var session = NetlinkSession(portID: Self.port)
+        var request = requestedDumps(session.requestFullDump())[0]
+        var linkDumps = 1
+        while true {
+            if request.type == UInt16(RTM_GETLINK) {
+                let interrupted = UInt16(2 | NLM_F_DUMP_INTR)
+                _ = session.receive(reply(RecordedNetlink.newLinkTrv0Running, request.sequence, flags: interrupted))
+            }
+            guard let next = requestedDumps(session.receive(done(request.sequence)).actions).first else { break }
+            request = next
+            if next.type == UInt16(RTM_GETLINK) { linkDumps += 1 }
+        }
+        #expect(session.isSynchronised)
+        #expect(linkDumps == 1 + NetlinkSession.maximumRepeatedInterruptedDumps)
+    }
+
     @Test func aRefusedDumpReportsTheErrnoAndMovesOn() {
         var session = NetlinkSession(portID: Self.port)
         let sequence = requestedDumps(session.requestFullDump())[0].sequence

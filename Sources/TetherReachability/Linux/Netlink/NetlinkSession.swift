@@ -30,7 +30,12 @@ struct NetlinkSession: Sendable {
     private var queued: [Dump] = []
     private var inFlight: (dump: Dump, sequence: UInt32, interrupted: Bool)?
     private var nextSequence: UInt32
+    private var repeatedInterruptedDumps: [Dump: Int] = [:]
     private let portID: UInt32
+
+    /// How many times in a row an interrupted dump runs again; on a table that never stops changing, the state
+    /// is then taken as it is rather than never evaluated.
+    static let maximumRepeatedInterruptedDumps = 3
 
     /// Creates a session for the socket bound to `portID`.
     init(portID: UInt32, firstSequence: UInt32 = 1) {
@@ -108,11 +113,18 @@ struct NetlinkSession: Sendable {
     }
 
     private mutating func finishDump() {
-        if let finished = inFlight, finished.interrupted, !queued.contains(finished.dump) {
-            // NLM_F_DUMP_INTR: the table changed while it was dumped; the dump may be inconsistent.
-            queued.append(finished.dump)
-        }
+        guard let finished = inFlight else { return }
         inFlight = nil
+        let repeated = repeatedInterruptedDumps[finished.dump, default: 0]
+        if finished.interrupted, repeated < Self.maximumRepeatedInterruptedDumps {
+            // NLM_F_DUMP_INTR: the table changed while it was dumped; the dump may be inconsistent.
+            repeatedInterruptedDumps[finished.dump] = repeated + 1
+            if !queued.contains(finished.dump) {
+                queued.append(finished.dump)
+            }
+        } else {
+            repeatedInterruptedDumps[finished.dump] = 0
+        }
     }
 
     private mutating func startNextDump() -> [Action] {
