@@ -195,6 +195,9 @@ public final class URLConnection: Sendable {
 
     private var delivery: DelegateDelivery? { self.state.withLock { $0.delivery } }
 
+    /// Whether the delegate takes data callbacks; the others are skipped without a trip to the delivery target.
+    private var hasDataDelegate: Bool { self.state.withLock { $0.delegate is any URLConnectionDataDelegate } }
+
     /// Runs `body` with the delegate on the delivery target and waits for its result.
     private func call<Result>(
         default value: Result,
@@ -245,6 +248,7 @@ public final class URLConnection: Sendable {
 
 extension URLConnection: LoadObserver {
     func loadWillSend(_ request: URLRequest, redirectResponse: HTTPURLResponse?) async -> URLRequest? {
+        guard self.hasDataDelegate else { return request }
         let response = UncheckedBox(redirectResponse)
         return await self.call(default: request) { delegate in
             guard let dataDelegate = delegate as? any URLConnectionDataDelegate else { return request }
@@ -276,6 +280,7 @@ extension URLConnection: LoadObserver {
     }
 
     func loadNeedsNewBodyStream(_ request: URLRequest) async -> UncheckedBox<InputStream?> {
+        guard self.hasDataDelegate else { return UncheckedBox(nil) }
         let stream = await self.call(default: UncheckedBox<InputStream?>(nil)) { delegate in
             UncheckedBox((delegate as? any URLConnectionDataDelegate)?.connection(self, needNewBodyStream: request))
         }
@@ -283,6 +288,7 @@ extension URLConnection: LoadObserver {
     }
 
     func loadDidSendBodyData(bytesWritten: Int, totalBytesWritten: Int, totalBytesExpectedToWrite: Int) {
+        guard self.hasDataDelegate else { return }
         self.post { delegate in
             (delegate as? any URLConnectionDataDelegate)?.connection(
                 self,
@@ -294,6 +300,7 @@ extension URLConnection: LoadObserver {
     }
 
     func loadDidReceive(_ response: HTTPURLResponse) async throws {
+        guard self.hasDataDelegate else { return }
         let box = UncheckedBox(response)
         self.post { delegate in
             (delegate as? any URLConnectionDataDelegate)?.connection(self, didReceive: box.value)
@@ -301,6 +308,7 @@ extension URLConnection: LoadObserver {
     }
 
     func loadDidReceive(_ data: ByteBuffer) async throws {
+        guard self.hasDataDelegate else { return }
         let count = data.readableBytes
         let bytes = Data(data.readableBytesView)
         await self.window.reserve(count)
@@ -311,6 +319,7 @@ extension URLConnection: LoadObserver {
     }
 
     func loadWillCache(_ cachedResponse: CachedURLResponse) async -> CachedURLResponse? {
+        guard self.hasDataDelegate else { return cachedResponse }
         let proposed = UncheckedBox(cachedResponse)
         let decided = await self.call(default: UncheckedBox<CachedURLResponse?>(nil)) { delegate in
             guard let dataDelegate = delegate as? any URLConnectionDataDelegate else {
