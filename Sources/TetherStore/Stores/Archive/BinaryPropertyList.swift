@@ -167,8 +167,9 @@ enum BinaryPropertyList {
         }
 
         private func uint(at position: Int, size: Int) throws -> UInt64 {
-            guard size >= 1, size <= 8 else { throw FormatError(description: "integer of \(size) bytes") }
-            _ = try slice(position, size)
+            guard size >= 1, size <= 8, position >= 0, position <= bytes.count - size else {
+                throw FormatError(description: "integer of \(size) bytes at \(position) is out of bounds")
+            }
             return Self.uint(bytes, position, size)
         }
 
@@ -222,7 +223,9 @@ enum BinaryPropertyList {
         return writer.encode(top: top)
     }
 
-    private struct Writer {
+    /// Builds a binary property list object by object (for writers that know their object graph, like the keyed
+    /// archiver); equal strings and UIDs are stored once.
+    struct Writer {
         enum Flat {
             case scalar(PlistValue)
             case array([Int])
@@ -231,6 +234,34 @@ enum BinaryPropertyList {
 
         var objects: [Flat] = []
         var strings: [String: Int] = [:]
+        var uids: [UInt64: Int] = [:]
+
+        /// A string object (stored once per distinct string).
+        mutating func string(_ string: String) -> Int {
+            flatten(.string(string))
+        }
+
+        /// A UID object (stored once per distinct value).
+        mutating func uid(_ uid: UInt64) -> Int {
+            flatten(.uid(uid))
+        }
+
+        /// A scalar object, or a container flattened recursively.
+        mutating func value(_ value: PlistValue) -> Int {
+            flatten(value)
+        }
+
+        /// An array of objects already added.
+        mutating func array(_ references: [Int]) -> Int {
+            objects.append(.array(references))
+            return objects.count - 1
+        }
+
+        /// A dictionary of objects already added.
+        mutating func dictionary(keys: [Int], values: [Int]) -> Int {
+            objects.append(.dictionary(keys, values))
+            return objects.count - 1
+        }
 
         mutating func flatten(_ value: PlistValue) -> Int {
             switch value {
@@ -238,6 +269,11 @@ enum BinaryPropertyList {
                 if let index = strings[string] { return index }
                 objects.append(.scalar(value))
                 strings[string] = objects.count - 1
+                return objects.count - 1
+            case .uid(let uid):
+                if let index = uids[uid] { return index }
+                objects.append(.scalar(value))
+                uids[uid] = objects.count - 1
                 return objects.count - 1
             case .array(let items):
                 let index = objects.count
@@ -248,9 +284,14 @@ enum BinaryPropertyList {
             case .dictionary(let dictionary):
                 let index = objects.count
                 objects.append(.dictionary([], []))
-                let sorted = dictionary.sorted { $0.key < $1.key }
-                let keys = sorted.map { flatten(.string($0.key)) }
-                let values = sorted.map { flatten($0.value) }
+                var keys: [Int] = []
+                var values: [Int] = []
+                keys.reserveCapacity(dictionary.count)
+                values.reserveCapacity(dictionary.count)
+                for (key, value) in dictionary {
+                    keys.append(flatten(.string(key)))
+                    values.append(flatten(value))
+                }
                 objects[index] = .dictionary(keys, values)
                 return index
             default:
@@ -296,8 +337,11 @@ enum BinaryPropertyList {
         }
 
         static func append(_ value: UInt64, size: Int, to out: inout [UInt8]) {
-            for index in stride(from: size - 1, through: 0, by: -1) {
-                out.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(index))))
+            var shift = UInt64(size - 1) * 8
+            while true {
+                out.append(UInt8(truncatingIfNeeded: value >> shift))
+                if shift == 0 { break }
+                shift -= 8
             }
         }
 

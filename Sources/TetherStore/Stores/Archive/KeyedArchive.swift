@@ -21,71 +21,96 @@ enum KeyedArchive {
     static func archive(_ root: PlistValue, rootKey: String) -> Data {
         var builder = Builder()
         let rootUID = builder.add(root)
-        let top: PlistValue = .dictionary([
-            "$archiver": .string("NSKeyedArchiver"),
-            "$version": .integer(100_000),
-            "$top": .dictionary([rootKey: .uid(rootUID)]),
-            "$objects": .array(builder.objects),
-        ])
-        return BinaryPropertyList.write(top)
+        var writer = builder.writer
+        let objects = writer.array(builder.objects)
+        let topKey = writer.string(rootKey)
+        let top = writer.dictionary(keys: [topKey], values: [writer.uid(rootUID)])
+        let keys = ["$archiver", "$objects", "$top", "$version"].map { writer.string($0) }
+        let values = [writer.string("NSKeyedArchiver"), objects, top, writer.value(.integer(100_000))]
+        let document = writer.dictionary(keys: keys, values: values)
+        return writer.encode(top: document)
     }
 
+    /// Lays out `$objects` straight into a binary property list writer: `objects[uid]` is the index of the
+    /// property-list object that archive UID `uid` names.
     private struct Builder {
-        var objects: [PlistValue] = [.string("$null")]
+        var writer = BinaryPropertyList.Writer()
+        var objects: [Int] = []
         var strings: [String: UInt64] = [:]
         var classes: [String: UInt64] = [:]
+
+        init() {
+            objects.append(writer.string("$null"))
+        }
 
         mutating func add(_ value: PlistValue) -> UInt64 {
             switch value {
             case .string(let string):
                 if let uid = strings[string] { return uid }
-                let uid = append(value)
+                let uid = append(writer.string(string))
                 strings[string] = uid
                 return uid
             case .integer, .unsignedInteger, .real, .bool, .data:
-                return append(value)
+                return append(writer.value(value))
             case .uid(let uid):
-                return append(.integer(Int64(truncatingIfNeeded: uid)))
+                return append(writer.value(.integer(Int64(truncatingIfNeeded: uid))))
             case .date(let seconds):
                 let uid = reserve()
                 let classUID = classReference("NSDate")
-                objects[Int(uid)] = .dictionary(["$class": .uid(classUID), "NS.time": .real(seconds)])
+                set(uid, ["$class": writer.uid(classUID), "NS.time": writer.value(.real(seconds))])
                 return uid
             case .array(let items):
                 let uid = reserve()
-                let refs = items.map { PlistValue.uid(add($0)) }
+                let references = items.map { writer.uid(add($0)) }
                 let classUID = classReference("NSArray")
-                objects[Int(uid)] = .dictionary(["$class": .uid(classUID), "NS.objects": .array(refs)])
+                set(uid, ["$class": writer.uid(classUID), "NS.objects": writer.array(references)])
                 return uid
             case .dictionary(let dictionary):
                 let uid = reserve()
-                let sorted = dictionary.sorted { $0.key < $1.key }
-                let keys = sorted.map { PlistValue.uid(add(.string($0.key))) }
-                let values = sorted.map { PlistValue.uid(add($0.value)) }
+                var keys: [Int] = []
+                var values: [Int] = []
+                keys.reserveCapacity(dictionary.count)
+                values.reserveCapacity(dictionary.count)
+                for (key, value) in dictionary {
+                    keys.append(writer.uid(add(.string(key))))
+                    values.append(writer.uid(add(value)))
+                }
                 let classUID = classReference("NSDictionary")
-                objects[Int(uid)] = .dictionary([
-                    "$class": .uid(classUID), "NS.keys": .array(keys), "NS.objects": .array(values),
-                ])
+                set(
+                    uid,
+                    [
+                        "$class": writer.uid(classUID), "NS.keys": writer.array(keys),
+                        "NS.objects": writer.array(values),
+                    ]
+                )
                 return uid
             }
         }
 
+        private mutating func set(_ uid: UInt64, _ fields: KeyValuePairs<String, Int>) {
+            let keys = fields.map { writer.string($0.key) }
+            objects[Int(uid)] = writer.dictionary(keys: keys, values: fields.map(\.value))
+        }
+
         private mutating func reserve() -> UInt64 {
-            objects.append(.string("$null"))
+            objects.append(0)
             return UInt64(objects.count - 1)
         }
 
-        private mutating func append(_ value: PlistValue) -> UInt64 {
-            objects.append(value)
+        private mutating func append(_ object: Int) -> UInt64 {
+            objects.append(object)
             return UInt64(objects.count - 1)
         }
 
         private mutating func classReference(_ name: String) -> UInt64 {
             if let uid = classes[name] { return uid }
-            let uid = append(
-                .dictionary(["$classname": .string(name), "$classes": .array([.string(name), .string("NSObject")])])
+            let classes = writer.array([writer.string(name), writer.string("NSObject")])
+            let description = writer.dictionary(
+                keys: [writer.string("$classname"), writer.string("$classes")],
+                values: [writer.string(name), classes]
             )
-            classes[name] = uid
+            let uid = append(description)
+            self.classes[name] = uid
             return uid
         }
     }
@@ -134,6 +159,22 @@ enum KeyedArchive {
         let reader: BinaryPropertyList.Reader
         let objects: [Int]
         var budget: Int
+        /// Field names and class names repeat in every object: read each once.
+        var keyNames: [Int: String] = [:]
+        var classNames: [Int: String] = [:]
+
+        init(reader: BinaryPropertyList.Reader, objects: [Int], budget: Int) {
+            self.reader = reader
+            self.objects = objects
+            self.budget = budget
+        }
+
+        private mutating func keyName(_ index: Int) throws -> String {
+            if let name = keyNames[index] { return name }
+            let name = try reader.string(index)
+            keyNames[index] = name
+            return name
+        }
 
         mutating func decode(reference: Int, depth: Int) throws -> PlistValue {
             guard case .scalar(.uid(let uid)) = try reader.raw(reference) else {
@@ -159,12 +200,18 @@ enum KeyedArchive {
             case .dictionary(let keys, let values):
                 var fields: [String: Int] = [:]
                 for (key, value) in zip(keys, values) {
-                    fields[try reader.string(key)] = value
+                    fields[try keyName(key)] = value
                 }
                 guard let classReference = fields["$class"] else {
                     throw ArchiveError(description: "object \(uid) has no $class")
                 }
-                let className = try self.className(classReference)
+                let className: String
+                if let name = classNames[classReference] {
+                    className = name
+                } else {
+                    className = try self.className(classReference)
+                    classNames[classReference] = className
+                }
                 guard KeyedArchive.allowedClasses.contains(className) else {
                     throw ArchiveError(
                         description: "the archive holds an instance of class \(className), which is not allowed"
