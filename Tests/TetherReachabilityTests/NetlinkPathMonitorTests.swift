@@ -132,6 +132,29 @@ struct NetlinkPathMonitorTests {
         try probe.next("not reachable without loopback", where: Self.isChange("Not Reachable"))
     }
 
+    @Test func aDomainIsResolvedAgainAfterEachNetworkChange() throws {
+        // The probe sees its own /etc/hosts (bind-mounted in its mount namespace); the test rewrites it in place.
+        let hosts = FileManager.default.temporaryDirectory.appendingPathComponent("tether-hosts-\(UUID().uuidString)")
+        try "10.77.0.2 reach-test.invalid\n".write(to: hosts, atomically: false, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: hosts) }
+        let probe = try NamespaceProbe(
+            setup: Self.vethPair + "\nmount --bind '\(hosts.path)' /etc/hosts",
+            arguments: ["--domain", "reach-test.invalid"],
+            mountNamespace: true
+        )
+        defer { probe.close() }
+        let started = try probe.next("the first status") { $0.event == "started" }
+        #expect(started.status == "Reachable via Ethernet")
+        #expect(started.interface == "trv0")
+        let handle = try FileHandle(forWritingTo: hosts)
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: Data("192.0.2.1 reach-test.invalid\n".utf8))
+        try handle.close()
+        // An unrelated change makes the manager resolve the name again.
+        try probe.run("ip route add 10.66.0.0/16 via 10.77.0.2 dev trv0")
+        try probe.next("not reachable at the new address", where: Self.isChange("Not Reachable"))
+    }
+
     @Test func anUnresolvableDomainIsNotReachable() throws {
         // No route at all: the resolver fails at once instead of waiting for a DNS server.
         let probe = try NamespaceProbe(setup: "true", arguments: ["--domain", "nonexistent.invalid"])

@@ -42,14 +42,18 @@ final class NamespaceProbe {
     /// - Parameters:
     ///   - setup: shell commands run inside the new namespace before the probe starts.
     ///   - arguments: the probe's arguments.
-    init(setup: String, arguments: [String]) throws {
+    ///   - mountNamespace: also give the probe a mount namespace of its own (`-m`), so that `setup` can
+    ///     bind-mount files (e.g. over `/etc/hosts`) without touching the host.
+    init(setup: String, arguments: [String], mountNamespace: Bool = false) throws {
         let probe = try Self.probeExecutable()
         let unshare = try Self.tool("unshare")
         _ = try Self.tool("ip")
         _ = try Self.tool("nsenter")
         try Self.checkNamespacesWork(unshare: unshare)
         process.executableURL = URL(fileURLWithPath: unshare)
-        process.arguments = ["-rn", "/bin/sh", "-c", "set -e\n\(setup)\nexec \"$0\" \"$@\"", probe] + arguments
+        process.arguments =
+            [mountNamespace ? "-rnm" : "-rn", "/bin/sh", "-c", "set -e\n\(setup)\nexec \"$0\" \"$@\"", probe]
+            + arguments
         process.environment = Self.environment
         process.standardInput = input
         process.standardOutput = output
