@@ -157,6 +157,7 @@ struct AsyncSocketConnectingTests {
         defer { accepted.close() }
         let recorder = SocketRecorder()
         let socket = try AsyncSocket(fromConnectedSocketFD: peer.fd, delegate: recorder, delegateQueue: recorder.queue)
+        peer.release()
         #expect(socket.isConnected)
         #expect(socket.connectedPort == listener.port)
         socket.readData(toLength: 3, withTimeout: 5, tag: 1)

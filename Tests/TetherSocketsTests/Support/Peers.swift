@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import TetherSockets
@@ -11,9 +12,20 @@ import Glibc
 /// A plain blocking POSIX peer, independent of the engine under test.
 final class RawPeer: @unchecked Sendable {
     let fd: Int32
+    private let closed = NIOLockedValueBox(false)
 
     init(fd: Int32) {
         self.fd = fd
+    }
+
+    /// Closes the descriptor once: tests run in parallel, and a second close could hit a descriptor number that
+    /// another test's socket reuses.
+    private func closeOnce(_ body: () -> Void) {
+        let first = closed.withLockedValue { wasClosed -> Bool in
+            defer { wasClosed = true }
+            return !wasClosed
+        }
+        if first { body() }
     }
 
     /// Connects a blocking socket to 127.0.0.1:port.
@@ -72,14 +84,19 @@ final class RawPeer: @unchecked Sendable {
 
     func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
 
-    func close() { _ = Glibc.close(fd) }
+    func close() { closeOnce { _ = Glibc.close(fd) } }
 
     /// Sets SO_LINGER 0 so that close sends a reset.
     func reset() {
-        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-        setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
-        _ = Glibc.close(fd)
+        closeOnce {
+            var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+            setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+            _ = Glibc.close(fd)
+        }
     }
+
+    /// Hands the descriptor over (to a socket that adopts it): this peer will not close it.
+    func release() { closeOnce {} }
 
     /// Shrinks the receive buffer (so that a peer's writes stall sooner).
     func shrinkReceiveBuffer() {
@@ -114,7 +131,15 @@ final class RawListener: @unchecked Sendable {
         return RawPeer(fd: client)
     }
 
-    func close() { _ = Glibc.close(fd) }
+    private let closed = NIOLockedValueBox(false)
+
+    func close() {
+        let first = closed.withLockedValue { wasClosed -> Bool in
+            defer { wasClosed = true }
+            return !wasClosed
+        }
+        if first { _ = Glibc.close(fd) }
+    }
 }
 
 extension SocketAddress {
