@@ -51,14 +51,15 @@ extension DemoSteps {
             }
         }
         defer { server.cancel() }
-        let client = try await TCPConnection.connect(host: "localhost", port: listener.localPort)
+        let port = listener.localPort
+        let client = try await TCPConnection.connect(host: "localhost", port: port)
         try await client.write(ByteBuffer(string: "PING 1\r\nPING 2\r\n"))
         let first = try await client.read(upTo: [0x0D, 0x0A], timeout: .seconds(5))
         let second = try await client.read(upTo: [0x0D, 0x0A], timeout: .seconds(5))
         try await client.close()
         try await listener.close()
         let lines = [first, second].map { String(buffer: $0).trimmingCharacters(in: .newlines) }
-        return "echoed \(lines.joined(separator: ", ")) via localhost:\(listener.localPort)"
+        return "echoed \(lines.joined(separator: ", ")) via localhost:\(port)"
     }
 }
 

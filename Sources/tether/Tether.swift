@@ -7,7 +7,10 @@ struct Tether: AsyncParsableCommand {
         commandName: "tether",
         abstract: "CocoaAsyncSocket, NSURLConnection, reachability and the notes stores, on SwiftNIO.",
         version: "0.1.0",
-        subcommands: [DemoCommand.self, ServeCommand.self, NetcatCommand.self]
+        subcommands: [
+            DemoCommand.self, ServeCommand.self, NetcatCommand.self, GetCommand.self, ReachCommand.self,
+            NotesCommand.self,
+        ]
     )
 }
 

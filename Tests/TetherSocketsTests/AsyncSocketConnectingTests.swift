@@ -53,6 +53,43 @@ struct AsyncSocketConnectingTests {
         client.disconnect()
     }
 
+    @Test func alternateFamilyIsTriedAfterTheDelayWhenThePreferredOneHangs() async throws {
+        // IPv4 is preferred but its listener's backlog is full, so that handshake never completes; the IPv6
+        // listener on the same port answers once the alternate-address delay has passed.
+        let stalled = try RawListener(backlog: 0)
+        defer { stalled.close() }
+        var fillers: [RawPeer] = []
+        for _ in 0..<4 { fillers.append(try RawPeer.connectNonBlocking(port: stalled.port)) }
+        defer { fillers.forEach { $0.close() } }
+        let serverRecorder = SocketRecorder(label: "v6")
+        let server = AsyncSocket(delegate: serverRecorder, delegateQueue: serverRecorder.queue)
+        try server.accept(onInterface: "::1", port: stalled.port)
+        defer { server.disconnect() }
+        let recorder = SocketRecorder()
+        let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        client.alternateAddressDelay = 0.2
+        let started = ContinuousClock.now
+        try client.connect(toHost: "localhost", onPort: stalled.port, withTimeout: 5)
+        let events = try await recorder.wait { $0.contains { if case .connected = $0 { true } else { false } } }
+        #expect(events.first == .connected(host: "::1", port: stalled.port))
+        // Not before the delay: the IPv6 attempt only starts once it has passed.
+        #expect(ContinuousClock.now - started >= .milliseconds(200))
+        client.disconnect()
+    }
+
+    @Test func dualStackListenerAcceptsBothFamiliesOnOnePort() async throws {
+        let server = try EchoServer(interface: nil)
+        defer { server.stop() }
+        for host in ["127.0.0.1", "::1"] {
+            let connection = try await TCPConnection.connect(host: host, port: Int(server.port))
+            try await connection.write(ByteBuffer(string: host))
+            let echoed = try await connection.read(toLength: host.utf8.count, timeout: .seconds(5))
+            #expect(String(buffer: echoed) == host)
+            #expect(connection.remoteAddress.ipAddress == host)
+            try await connection.close()
+        }
+    }
+
     @Test(arguments: [true, false])
     func preferenceChoosesTheFamilyTriedFirst(preferIPv4: Bool) async throws {
         let server = try EchoServer(interface: "localhost")

@@ -27,7 +27,7 @@ extension AsyncSocket {
     /// and are handed over through `socket(_:didAcceptNewSocket:)`.
     public func accept(onInterface interface: String?, port: UInt16) throws {
         let configuration: Configuration = try state.withLock { s in
-            try checkStartable(s)
+            try checkStartable(s, action: "accept")
             return s.configuration
         }
         let resolved =
@@ -64,7 +64,7 @@ extension AsyncSocket {
 
     /// Listens on a unix-domain socket at `url`'s path; a file already there is removed first.
     public func accept(on url: URL) throws {
-        try state.withLock { s in try checkStartable(s) }
+        try state.withLock { s in try checkStartable(s, action: "accept") }
         let path = url.path
         guard !path.isEmpty else { throw AsyncSocketError.badParam("Invalid unix domain socket url.") }
         if FileManager.default.fileExists(atPath: path) {
@@ -91,7 +91,7 @@ extension AsyncSocket {
     private func startListening(descriptors: [(Int32, SocketAddress)], path: String?) throws {
         let started: (UInt64, CallbackDelivery)? = try state.withLock { s in
             do {
-                try checkStartable(s)
+                try checkStartable(s, action: "accept")
             } catch {
                 for (fd, _) in descriptors { _ = close(fd) }
                 throw error

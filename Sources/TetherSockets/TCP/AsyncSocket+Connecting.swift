@@ -159,13 +159,13 @@ extension AsyncSocket {
     }
 
     /// Under the lock: the configuration checks every start makes.
-    func checkStartable(_ s: State) throws {
+    func checkStartable(_ s: State, action: String = "connect") throws {
         if s.delegate == nil {
-            throw AsyncSocketError.badConfig("Attempting to connect without a delegate. Set a delegate first.")
+            throw AsyncSocketError.badConfig("Attempting to \(action) without a delegate. Set a delegate first.")
         }
         if s.configuration.callbackDelivery == .delegateQueue && s.delegateQueue == nil {
             throw AsyncSocketError.badConfig(
-                "Attempting to connect without a delegate queue. Set a delegate queue first."
+                "Attempting to \(action) without a delegate queue. Set a delegate queue first."
             )
         }
         if !s.configuration.isIPv4Enabled && !s.configuration.isIPv6Enabled {
@@ -173,7 +173,7 @@ extension AsyncSocket {
         }
         if !s.lifecycle.canStart {
             throw AsyncSocketError.badConfig(
-                "Attempting to connect while connected or accepting connections. Disconnect first."
+                "Attempting to \(action) while connected or accepting connections. Disconnect first."
             )
         }
     }

@@ -1,0 +1,99 @@
+import Foundation
+import NIOCore
+import Testing
+import TetherSockets
+
+/// The `tether` executable, run as a user would (built by `swift build --build-tests` next to the test bundle).
+struct TetherCommandTests {
+    static var executable: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("tether")
+    }
+
+    static func locateExecutable() -> URL? {
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0])
+        for _ in 0..<4 {
+            directory.deleteLastPathComponent()
+            let candidate = directory.appendingPathComponent("tether")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        return nil
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func serveEchoesAndPrintsItsPortFirst() async throws {
+        let tether = try #require(Self.locateExecutable(), "build the tether executable first (swift build --build-tests)")
+        let process = Process()
+        process.executableURL = tether
+        process.arguments = ["serve", "--port", "0"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        defer {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        let firstLine = try await onThread { () -> String in
+            var line = Data()
+            while !line.contains(0x0A) {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                line.append(chunk)
+            }
+            return String(decoding: line, as: UTF8.self)
+        }
+        let prefix = "listening on 127.0.0.1:"
+        #expect(firstLine.hasPrefix(prefix))
+        let port = try #require(Int(firstLine.dropFirst(prefix.count).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let connection = try await TCPConnection.connect(host: "127.0.0.1", port: port)
+        try await connection.write(ByteBuffer(string: "hello tether\n"))
+        let echoed = try await connection.read(upTo: [0x0A], timeout: .seconds(5))
+        #expect(String(buffer: echoed) == "hello tether\n")
+        try await connection.close()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func netcatSendsStandardInputAndPrintsTheReply() async throws {
+        let tether = try #require(Self.locateExecutable(), "build the tether executable first (swift build --build-tests)")
+        let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
+        let server = Task { () -> String in
+            var iterator = listener.connections.makeAsyncIterator()
+            guard let connection = try await iterator.next() else { return "" }
+            var received = ByteBuffer()
+            while var chunk = try await connection.readAvailable() { received.writeBuffer(&chunk) }
+            try await connection.write(ByteBuffer(string: "reply\n"))
+            try await connection.close()
+            return String(buffer: received)
+        }
+        let process = Process()
+        process.executableURL = tether
+        process.arguments = ["nc", "127.0.0.1", String(listener.localPort)]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        input.fileHandleForWriting.write(Data("from stdin\n".utf8))
+        try input.fileHandleForWriting.close()
+        let printed = try await onThread { () -> Data in
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return data
+        }
+        #expect(try await server.value == "from stdin\n")
+        #expect(String(decoding: printed, as: UTF8.self) == "reply\n")
+        #expect(process.terminationStatus == 0)
+        try await listener.close()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func badArgumentsExitWithTheUsageStatus() async throws {
+        let tether = try #require(Self.locateExecutable(), "build the tether executable first (swift build --build-tests)")
+        let process = Process()
+        process.executableURL = tether
+        process.arguments = ["serve", "--port", "70000"]
+        process.standardError = Pipe()
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 64)
+    }
+}
