@@ -60,7 +60,7 @@ struct AsyncSocketConnectingTests {
         defer { stalled.close() }
         var fillers: [RawPeer] = []
         for _ in 0..<4 { fillers.append(try RawPeer.connectNonBlocking(port: stalled.port)) }
-        defer { fillers.forEach { $0.close() } }
+        defer { for filler in fillers { filler.close() } }
         let serverRecorder = SocketRecorder(label: "v6")
         let server = AsyncSocket(delegate: serverRecorder, delegateQueue: serverRecorder.queue)
         try server.accept(onInterface: "::1", port: stalled.port)
@@ -242,7 +242,7 @@ struct AsyncSocketConnectingTests {
                 fillers.append(filler)
             }
         }
-        defer { fillers.forEach { $0.close() } }
+        defer { for filler in fillers { filler.close() } }
         let recorder = SocketRecorder()
         let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
         try client.connect(toHost: "127.0.0.1", onPort: listener.port, withTimeout: 0.5)
@@ -270,7 +270,9 @@ struct AsyncSocketConnectingTests {
         let socket = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
         expectSocketError(.badParam) { try socket.connect(toHost: "", onPort: 1) }
         expectSocketError(.badParam) { try socket.connect(toAddress: Data([1, 2, 3])) }
-        expectSocketError(.badParam) { try socket.connect(toHost: "127.0.0.1", onPort: 1, viaInterface: "nosuchif0", withTimeout: 1) }
+        expectSocketError(.badParam) {
+            try socket.connect(toHost: "127.0.0.1", onPort: 1, viaInterface: "nosuchif0", withTimeout: 1)
+        }
         expectSocketError(.badParam) { try socket.accept(onInterface: "nosuchif0", port: 0) }
         socket.isIPv4Enabled = false
         socket.isIPv6Enabled = false

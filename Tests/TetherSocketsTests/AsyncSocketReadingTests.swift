@@ -30,7 +30,9 @@ struct AsyncSocketReadingTests {
         try await connection.recorder.wait { $0.contains(.read(Data("0"), tag: 0)) }
         connection.socket.readData(withTimeout: 5, buffer: buffer, bufferOffset: 0, maxLength: 4, tag: 1)
         connection.socket.readData(toLength: 5, withTimeout: 5, tag: 2)
-        let events = try await connection.recorder.wait { $0.contains { if case .read(_, 2) = $0 { true } else { false } } }
+        let events = try await connection.recorder.wait {
+            $0.contains { if case .read(_, 2) = $0 { true } else { false } }
+        }
         #expect(events.contains(.read(Data("1234"), tag: 1)))
         #expect(events.contains(.read(Data("56789"), tag: 2)))
     }
@@ -41,7 +43,9 @@ struct AsyncSocketReadingTests {
         connection.socket.readData(to: AsyncSocket.crlfData(), withTimeout: 5, tag: 1)
         connection.socket.readData(to: AsyncSocket.crlfData(), withTimeout: 5, maxLength: 6, tag: 2)
         connection.peer.send("HELO x\r\nabcd\r\n")
-        let events = try await connection.recorder.wait { $0.contains { if case .read(_, 2) = $0 { true } else { false } } }
+        let events = try await connection.recorder.wait {
+            $0.contains { if case .read(_, 2) = $0 { true } else { false } }
+        }
         #expect(events.contains(.read(Data("HELO x\r\n"), tag: 1)))
         #expect(events.contains(.read(Data("abcd\r\n"), tag: 2)))
     }
@@ -94,7 +98,11 @@ struct AsyncSocketReadingTests {
         try await connection.recorder.wait { $0.contains(.partialRead(4, tag: 8)) }
         connection.peer.send("hij")
         let events = try await connection.recorder.wait { $0.contains(.read(Data("abcdefghij"), tag: 8)) }
-        #expect(events.filter { if case .partialRead = $0 { true } else { false } } == [.partialRead(3, tag: 8), .partialRead(4, tag: 8)])
+        #expect(
+            events.filter { if case .partialRead = $0 { true } else { false } } == [
+                .partialRead(3, tag: 8), .partialRead(4, tag: 8),
+            ]
+        )
         #expect(socket.progressOfRead(returningTag: nil, bytesDone: nil, total: nil).isNaN)
     }
 
@@ -252,7 +260,9 @@ struct AsyncSocketReadingTests {
                     peer.send(wire)
                 }
             }
-            let events = try await connection.recorder.wait { $0.count { if case .read = $0 { true } else { false } } == 100 }
+            let events = try await connection.recorder.wait {
+                $0.count { if case .read = $0 { true } else { false } } == 100
+            }
             #expect(Array(events.readData) == wire)
             let tags = events.compactMap { if case .read(_, let tag) = $0 { tag } else { nil } }
             #expect(tags == Array(repeating: [10, 11], count: 50).flatMap { $0 })

@@ -39,7 +39,9 @@ final class EngineProbe: SocketEngineOwner {
 }
 
 struct SocketEngineTests {
-    private func makeEngine(policy: SocketEngine.Policy = .delegateFace) throws
+    private func makeEngine(
+        policy: SocketEngine.Policy = .delegateFace
+    ) throws
         -> (EmbeddedChannel, SocketEngine, EngineProbe)
     {
         let channel = EmbeddedChannel()
@@ -53,7 +55,11 @@ struct SocketEngineTests {
     @Test func readsCompleteInOrderWithTheirTags() throws {
         let (channel, engine, probe) = try makeEngine()
         _ = engine.enqueueRead(.length(2), timeout: nil, waiter: .delegate(tag: 1, destination: nil))
-        _ = engine.enqueueRead(.separator([0x0A], maxLength: 0), timeout: nil, waiter: .delegate(tag: 2, destination: nil))
+        _ = engine.enqueueRead(
+            .separator([0x0A], maxLength: 0),
+            timeout: nil,
+            waiter: .delegate(tag: 2, destination: nil)
+        )
         try channel.writeInbound(ByteBuffer(string: "abcd\nrest"))
         #expect(probe.reads.map(\.0) == ["ab", "cd\n"])
         #expect(probe.reads.map(\.1) == [1, 2])
@@ -92,7 +98,8 @@ struct SocketEngineTests {
         try channel.writeInbound(ByteBuffer(string: "abc"))
         var caught: (any Error)?
         do {
-            _ = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ByteBuffer?, any Error>) in
+            _ = try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<ByteBuffer?, any Error>) in
                 _ = engine.enqueueRead(.length(5), timeout: .milliseconds(10), waiter: .task(continuation))
                 channel.embeddedEventLoop.advanceTime(by: .milliseconds(10))
             }
@@ -100,7 +107,8 @@ struct SocketEngineTests {
             caught = error
         }
         #expect((caught as? AsyncSocketError)?.code == .readTimeout)
-        let rest = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ByteBuffer?, any Error>) in
+        let rest = try await withCheckedThrowingContinuation {
+            (continuation: CheckedContinuation<ByteBuffer?, any Error>) in
             _ = engine.enqueueRead(.available(maxLength: 0), timeout: nil, waiter: .task(continuation))
         }
         #expect(rest.map { String(buffer: $0) } == "abc")
@@ -109,7 +117,11 @@ struct SocketEngineTests {
 
     @Test func maxedOutSeparatorReadClosesTheDelegateFace() throws {
         let (channel, engine, probe) = try makeEngine()
-        _ = engine.enqueueRead(.separator([0x0A], maxLength: 4), timeout: nil, waiter: .delegate(tag: 1, destination: nil))
+        _ = engine.enqueueRead(
+            .separator([0x0A], maxLength: 4),
+            timeout: nil,
+            waiter: .delegate(tag: 1, destination: nil)
+        )
         try channel.writeInbound(ByteBuffer(string: "abcdef"))
         let error = try #require(probe.closeError ?? nil)
         #expect(error.code == .readMaxedOut)
@@ -147,7 +159,11 @@ struct SocketEngineTests {
         _ = engine.enqueueWrite(ByteBuffer(repeating: 1, count: size), timeout: nil, waiter: .delegate(tag: 9))
         channel.embeddedEventLoop.run()
         let slice = SocketEngine.progressSliceSize
-        #expect(probe.events.filter { $0.hasPrefix("partial write") } == ["partial write \(slice)", "partial write \(slice)"])
+        #expect(
+            probe.events.filter { $0.hasPrefix("partial write") } == [
+                "partial write \(slice)", "partial write \(slice)",
+            ]
+        )
         #expect(probe.events.last == "wrote 9")
     }
 }

@@ -187,7 +187,7 @@ struct TCPConnectionTests {
         defer { full.close() }
         var fillers: [RawPeer] = []
         for _ in 0..<4 { fillers.append(try RawPeer.connectNonBlocking(port: full.port)) }
-        defer { fillers.forEach { $0.close() } }
+        defer { for filler in fillers { filler.close() } }
         do {
             _ = try await TCPConnection.connect(host: "127.0.0.1", port: Int(full.port), timeout: .milliseconds(300))
             Issue.record("expected a timeout")
@@ -240,9 +240,15 @@ struct TCPStressTests {
         try await withThrowingTaskGroup(of: Bool.self) { group in
             for client in 0..<1_000 {
                 group.addTask {
-                    let connection = try await TCPConnection.connect(host: "127.0.0.1", port: port, timeout: .seconds(30))
+                    let connection = try await TCPConnection.connect(
+                        host: "127.0.0.1",
+                        port: port,
+                        timeout: .seconds(30)
+                    )
                     var payload = ByteBuffer()
-                    for byte in 0..<(64 + client % 200) { payload.writeInteger(UInt8(truncatingIfNeeded: byte &+ client)) }
+                    for byte in 0..<(64 + client % 200) {
+                        payload.writeInteger(UInt8(truncatingIfNeeded: byte &+ client))
+                    }
                     try await connection.write(payload)
                     let echoed = try await connection.read(toLength: payload.readableBytes, timeout: .seconds(30))
                     try await connection.close()

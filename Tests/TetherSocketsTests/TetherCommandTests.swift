@@ -21,7 +21,10 @@ struct TetherCommandTests {
 
     @Test(.timeLimit(.minutes(1)))
     func serveEchoesAndPrintsItsPortFirst() async throws {
-        let tether = try #require(Self.locateExecutable(), "build the tether executable first (swift build --build-tests)")
+        let tether = try #require(
+            Self.locateExecutable(),
+            "build the tether executable first (swift build --build-tests)"
+        )
         let process = Process()
         process.executableURL = tether
         process.arguments = ["serve", "--port", "0"]
@@ -53,7 +56,10 @@ struct TetherCommandTests {
 
     @Test(.timeLimit(.minutes(1)))
     func netcatSendsStandardInputAndPrintsTheReply() async throws {
-        let tether = try #require(Self.locateExecutable(), "build the tether executable first (swift build --build-tests)")
+        let tether = try #require(
+            Self.locateExecutable(),
+            "build the tether executable first (swift build --build-tests)"
+        )
         let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
         let server = Task { () -> String in
             var iterator = listener.connections.makeAsyncIterator()
@@ -87,7 +93,10 @@ struct TetherCommandTests {
 
     @Test(.timeLimit(.minutes(1)))
     func badArgumentsExitWithTheUsageStatus() async throws {
-        let tether = try #require(Self.locateExecutable(), "build the tether executable first (swift build --build-tests)")
+        let tether = try #require(
+            Self.locateExecutable(),
+            "build the tether executable first (swift build --build-tests)"
+        )
         let process = Process()
         process.executableURL = tether
         process.arguments = ["serve", "--port", "70000"]

@@ -66,7 +66,9 @@ enum InterfaceResolver {
             }
         }
         guard resolved.ipv4 != nil || resolved.ipv6 != nil else {
-            throw AsyncSocketError.badParam("Unknown interface. Specify valid interface by name (e.g. \"eth0\") or IP address.")
+            throw AsyncSocketError.badParam(
+                "Unknown interface. Specify valid interface by name (e.g. \"eth0\") or IP address."
+            )
         }
         return resolved
     }

@@ -407,8 +407,9 @@ final class SocketEngine: ChannelInboundHandler {
                     return
                 }
             case .incomplete(let bytesDone):
-                if policy.reportsProgress, bytesDone > request.reported, request.matcher.kind.total > 0
-                    || isSeparator(request.matcher.kind)
+                if policy.reportsProgress, bytesDone > request.reported,
+                    request.matcher.kind.total > 0
+                        || isSeparator(request.matcher.kind)
                 {
                     let increment = bytesDone - request.reported
                     request.reported = bytesDone
@@ -640,8 +641,8 @@ final class SocketEngine: ChannelInboundHandler {
             writes[writes.startIndex].waiter = .task(nil)
             continuation?.resume(throwing: AsyncSocketError.writeTimeout)
         case .delegate(let tag):
-            owner?.engine(self, shouldTimeout: .write, tag: tag, elapsed: request.elapsed, bytesDone: request.written)
-            { [self] extensionTime in
+            owner?.engine(self, shouldTimeout: .write, tag: tag, elapsed: request.elapsed, bytesDone: request.written) {
+                [self] extensionTime in
                 guard state == .active, let current = writes.first, current.id == id else { return }
                 if extensionTime > .zero {
                     armWriteTimer(id: id, after: extensionTime)

@@ -140,7 +140,12 @@ extension AsyncSocket {
         guard let (delegate, queue, delivery) = inherited else {
             throw ChannelError.ioOnClosedChannel
         }
-        let child = AsyncSocket(delegate: delegate, delegateQueue: queue, eventLoopGroup: eventLoopGroup, logger: logger)
+        let child = AsyncSocket(
+            delegate: delegate,
+            delegateQueue: queue,
+            eventLoopGroup: eventLoopGroup,
+            logger: logger
+        )
         let adapter = child.state.withLock { s -> EngineAdapter in
             s.configuration.callbackDelivery = delivery
             let life = s.lifecycle.startConnected()

@@ -169,7 +169,9 @@ extension AsyncSocket {
             )
         }
         if !s.configuration.isIPv4Enabled && !s.configuration.isIPv6Enabled {
-            throw AsyncSocketError.badConfig("Both IPv4 and IPv6 have been disabled. Must enable at least one protocol first.")
+            throw AsyncSocketError.badConfig(
+                "Both IPv4 and IPv6 have been disabled. Must enable at least one protocol first."
+            )
         }
         if !s.lifecycle.canStart {
             throw AsyncSocketError.badConfig(

@@ -104,9 +104,19 @@ final class EngineAdapter: SocketEngineOwner {
             let answer: TimeInterval
             switch kind {
             case .read:
-                answer = delegate.socket(sock, shouldTimeoutReadWithTag: tag, elapsed: seconds, bytesDone: UInt(bytesDone))
+                answer = delegate.socket(
+                    sock,
+                    shouldTimeoutReadWithTag: tag,
+                    elapsed: seconds,
+                    bytesDone: UInt(bytesDone)
+                )
             case .write:
-                answer = delegate.socket(sock, shouldTimeoutWriteWithTag: tag, elapsed: seconds, bytesDone: UInt(bytesDone))
+                answer = delegate.socket(
+                    sock,
+                    shouldTimeoutWriteWithTag: tag,
+                    elapsed: seconds,
+                    bytesDone: UInt(bytesDone)
+                )
             }
             let extensionTime = answer > 0 ? TimeAmount.nanoseconds(Int64(answer * 1e9)) : .zero
             if loop.inEventLoop {
@@ -195,7 +205,8 @@ extension AsyncSocket {
                 target.value.socketDidDisconnect(self, withError: error)
             }
         case .eventLoop:
-            let loop = s.channel?.eventLoop ?? s.adapter?.eventLoop ?? s.listeners.first?.eventLoop
+            let loop =
+                s.channel?.eventLoop ?? s.adapter?.eventLoop ?? s.listeners.first?.eventLoop
                 ?? eventLoopGroup.next()
             loop.execute {
                 target.value.socketDidDisconnect(self, withError: error)

@@ -23,10 +23,20 @@ public protocol AsyncSocketDelegate: AnyObject {
     func socket(_ sock: AsyncSocket, didWritePartialDataOfLength partialLength: UInt, tag: Int)
     /// A read timed out. Return a positive interval to extend it by that much, or ≤ 0 to close the socket with
     /// ``AsyncSocketError/Code/readTimeout``. `elapsed` is the original timeout plus all extensions.
-    func socket(_ sock: AsyncSocket, shouldTimeoutReadWithTag tag: Int, elapsed: TimeInterval, bytesDone length: UInt)
+    func socket(
+        _ sock: AsyncSocket,
+        shouldTimeoutReadWithTag tag: Int,
+        elapsed: TimeInterval,
+        bytesDone length: UInt
+    )
         -> TimeInterval
     /// A write timed out; as ``socket(_:shouldTimeoutReadWithTag:elapsed:bytesDone:)``.
-    func socket(_ sock: AsyncSocket, shouldTimeoutWriteWithTag tag: Int, elapsed: TimeInterval, bytesDone length: UInt)
+    func socket(
+        _ sock: AsyncSocket,
+        shouldTimeoutWriteWithTag tag: Int,
+        elapsed: TimeInterval,
+        bytesDone length: UInt
+    )
         -> TimeInterval
     /// The peer closed its side while ``AsyncSocket/autoDisconnectOnClosedReadStream`` is false; writes go on.
     func socketDidCloseReadStream(_ sock: AsyncSocket)

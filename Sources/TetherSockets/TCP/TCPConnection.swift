@@ -139,7 +139,11 @@ public final class TCPConnection: Sendable {
     ///   - timeout: nil = none.
     /// - Throws: `.badParam`, `.readMaxedOut` (no separator within `maxLength`), `.readTimeout`, `.closed`,
     ///   `CancellationError`; nothing is consumed when it throws.
-    public func read(upTo separator: [UInt8], maxLength: Int = 65_536, timeout: Duration? = nil) async throws
+    public func read(
+        upTo separator: [UInt8],
+        maxLength: Int = 65_536,
+        timeout: Duration? = nil
+    ) async throws
         -> ByteBuffer
     {
         guard !separator.isEmpty else { throw AsyncSocketError.badParam("Empty separator") }

@@ -52,7 +52,8 @@ final class SocketRecorder: AsyncSocketDelegate, @unchecked Sendable {
     private var recorded: [SocketEvent] = []
     private var errors: [(any Error)?] = []
     private var accepted: [AsyncSocket] = []
-    private var waiters: [UUID: (condition: ([SocketEvent]) -> Bool, continuation: CheckedContinuation<Void, any Error>)] = [:]
+    private var waiters:
+        [UUID: (condition: ([SocketEvent]) -> Bool, continuation: CheckedContinuation<Void, any Error>)] = [:]
     private var inCallback = false
     private(set) var violations: [String] = []
     /// Answers to `shouldTimeout…`, in order; 0 once they run out.
@@ -94,7 +95,10 @@ final class SocketRecorder: AsyncSocketDelegate, @unchecked Sendable {
 
     /// Waits until `condition` holds for the events; throws `WaitTimedOut` after `timeout`.
     @discardableResult
-    func wait(timeout: Duration = .seconds(10), until condition: @escaping @Sendable ([SocketEvent]) -> Bool)
+    func wait(
+        timeout: Duration = .seconds(10),
+        until condition: @escaping @Sendable ([SocketEvent]) -> Bool
+    )
         async throws -> [SocketEvent]
     {
         let id = UUID()
@@ -161,14 +165,24 @@ final class SocketRecorder: AsyncSocketDelegate, @unchecked Sendable {
         lock.withLock { timeoutExtensions.isEmpty ? 0 : timeoutExtensions.removeFirst() }
     }
 
-    func socket(_ sock: AsyncSocket, shouldTimeoutReadWithTag tag: Int, elapsed: TimeInterval, bytesDone length: UInt)
+    func socket(
+        _ sock: AsyncSocket,
+        shouldTimeoutReadWithTag tag: Int,
+        elapsed: TimeInterval,
+        bytesDone length: UInt
+    )
         -> TimeInterval
     {
         record(.readTimeoutAsked(tag: tag, elapsed: elapsed, bytesDone: length))
         return nextExtension()
     }
 
-    func socket(_ sock: AsyncSocket, shouldTimeoutWriteWithTag tag: Int, elapsed: TimeInterval, bytesDone length: UInt)
+    func socket(
+        _ sock: AsyncSocket,
+        shouldTimeoutWriteWithTag tag: Int,
+        elapsed: TimeInterval,
+        bytesDone length: UInt
+    )
         -> TimeInterval
     {
         record(.writeTimeoutAsked(tag: tag, elapsed: elapsed, bytesDone: length))
@@ -180,7 +194,10 @@ final class SocketRecorder: AsyncSocketDelegate, @unchecked Sendable {
     }
 
     func socketDidDisconnect(_ sock: AsyncSocket, withError err: (any Error)?) {
-        record(.disconnected(code: (err as? AsyncSocketError)?.code.rawValue ?? (err == nil ? nil : -1)), error: .some(err))
+        record(
+            .disconnected(code: (err as? AsyncSocketError)?.code.rawValue ?? (err == nil ? nil : -1)),
+            error: .some(err)
+        )
     }
 }
 
