@@ -146,7 +146,7 @@ struct AsyncSocketConnectingTests {
 
     @Test func unixDomainSocketsConnectAndAccept() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("tether-\(UUID().uuidString).sock")
-        FileManager.default.createFile(atPath: path.path, contents: Data("stale"))
+        #expect(FileManager.default.createFile(atPath: path.path, contents: Data("stale")))
         defer { try? FileManager.default.removeItem(at: path) }
         let serverRecorder = SocketRecorder(label: "unix-server")
         serverRecorder.onAccept = { _, child in child.readData(toLength: 4, withTimeout: 5, tag: 5) }
