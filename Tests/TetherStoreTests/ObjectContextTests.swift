@@ -346,6 +346,28 @@ struct ObjectContextTests {
         }
     }
 
+    @Test(arguments: ContainerKind.allCases)
+    func contextsSavingConcurrentlyLoseNothing(kind: ContainerKind) async throws {
+        try await withContainer(kind) { container, _ in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for worker in 0..<4 {
+                    group.addTask {
+                        let context = container.newBackgroundContext()
+                        for index in 0..<25 {
+                            try context.insert(
+                                entityName: "Note",
+                                values: ["content": .string("w\(worker)-\(index)"), "date": .date(Date())]
+                            )
+                            if index % 5 == 4 { try context.save() }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try container.viewContext.count(for: FetchRequest(entityName: "Note")) == 100)
+        }
+    }
+
     @Test func predicatesFollowTheComparisonRules() {
         let object = ManagedObject(
             id: ObjectID(entityName: "Note"),

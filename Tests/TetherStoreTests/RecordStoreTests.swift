@@ -132,6 +132,26 @@ struct RecordStoreTests {
     }
 
     @Test(arguments: StoreKind.allCases)
+    func concurrentWritersLoseNothing(kind: StoreKind) async throws {
+        try await withTemporaryDirectory { directory in
+            let notes = (0..<64).map { Note(content: "concurrent \($0)") }
+            do {
+                let store = try kind.open(Note.self, in: directory)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for note in notes {
+                        group.addTask { try await store.insert(note) }
+                    }
+                    try await group.waitForAll()
+                }
+                #expect(Set(try await store.fetchAll()) == Set(notes))
+            }
+            if StoreKind.persistent.contains(kind) {
+                #expect(Set(try await kind.open(Note.self, in: directory).fetchAll()) == Set(notes))
+            }
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func aHundredThousandRecordsLoadReopenAndStayCheapToChange(kind: StoreKind) async throws {
         try await withTemporaryDirectory { directory in
             let base = Date(timeIntervalSinceReferenceDate: 700_000_000.25)
