@@ -8,6 +8,24 @@ enum ReadWaiter {
     case delegate(tag: Int, destination: CallerBuffer?)
     /// Async face: resumed with the bytes, or `nil` for an end of stream that `readAvailable` reports.
     case task(CheckedContinuation<ByteBuffer?, any Error>)
+    /// Async face: one frame decoded by the caller's codec, on the event loop.
+    case frame(FrameReadOperation)
+}
+
+/// A frame read: decodes one frame from the engine's buffer with the caller's codec. Type-erased so that the engine
+/// stays non-generic; the generic subclass lives with the async face.
+class FrameReadOperation {
+    /// Tries to decode one frame. Returns true when the operation finished (a frame, the end of the stream, or an
+    /// error were handed to the waiting task); false when more bytes are needed. On a throw of the codec the bytes
+    /// stay in `buffer`.
+    func attempt(_ buffer: inout ByteBuffer, inputClosed: Bool) -> Bool {
+        fatalError("FrameReadOperation.attempt must be overridden")
+    }
+
+    /// Ends the operation with `error` (close, cancellation).
+    func fail(_ error: any Error) {
+        fatalError("FrameReadOperation.fail must be overridden")
+    }
 }
 
 /// Where a queued write's completion goes.
@@ -256,7 +274,11 @@ final class SocketEngine: ChannelInboundHandler {
         eventLoop.assertInEventLoop()
         nextID &+= 1
         guard state != .closed else {
-            if case .task(let continuation) = waiter { continuation.resume(throwing: AsyncSocketError.closedLocally) }
+            switch waiter {
+            case .task(let continuation): continuation.resume(throwing: AsyncSocketError.closedLocally)
+            case .frame(let operation): operation.fail(AsyncSocketError.closedLocally)
+            case .delegate: break
+            }
             return nextID
         }
         reads.append(ReadRequest(id: nextID, matcher: ReadMatcher(kind: kind), timeout: timeout, waiter: waiter))
@@ -291,12 +313,17 @@ final class SocketEngine: ChannelInboundHandler {
     /// Async face: the task waiting for read `id` was cancelled. The read leaves the queue, consuming nothing.
     func cancelRead(id: UInt64, error: any Error) {
         guard let index = reads.firstIndex(where: { $0.id == id }) else { return }
+        let wasCurrent = index == reads.startIndex
         let request = reads.remove(at: index)
-        if index == reads.startIndex {
+        if wasCurrent {
             cancelReadTimer()
         }
-        if case .task(let continuation) = request.waiter { continuation.resume(throwing: error) }
-        if index == reads.startIndex { processReads() }
+        switch request.waiter {
+        case .task(let continuation): continuation.resume(throwing: error)
+        case .frame(let operation): operation.fail(error)
+        case .delegate: break
+        }
+        if wasCurrent { processReads() }
     }
 
     /// Async face: the task waiting for write `id` stopped waiting; the bytes still go out in order.
@@ -363,7 +390,11 @@ final class SocketEngine: ChannelInboundHandler {
         }
         let taskError = error ?? AsyncSocketError.closedLocally
         for request in reads {
-            if case .task(let continuation) = request.waiter { continuation.resume(throwing: taskError) }
+            switch request.waiter {
+            case .task(let continuation): continuation.resume(throwing: taskError)
+            case .frame(let operation): operation.fail(taskError)
+            case .delegate: break
+            }
         }
         for request in writes {
             if case .task(let continuation?) = request.waiter { continuation.resume(throwing: taskError) }
@@ -390,6 +421,15 @@ final class SocketEngine: ChannelInboundHandler {
         isProcessingReads = true
         defer { isProcessingReads = false }
         while var request = reads.first {
+            if case .frame(let operation) = request.waiter {
+                if operation.attempt(&buffer, inputClosed: inputClosed) {
+                    reads.removeFirst()
+                    cancelReadTimer()
+                    continue
+                }
+                if !inReadLoop { requestMoreDataIfNeeded() }
+                return
+            }
             let match = request.matcher.match(buffer)
             switch match {
             case .complete(let count):
@@ -485,6 +525,8 @@ final class SocketEngine: ChannelInboundHandler {
             owner?.engine(self, didRead: bytes, tag: tag, destination: destination)
         case .task(let continuation):
             continuation.resume(returning: bytes)
+        case .frame(let operation):
+            operation.fail(AsyncSocketError(code: .other, message: "A frame read was served as bytes"))
         }
     }
 
@@ -520,6 +562,10 @@ final class SocketEngine: ChannelInboundHandler {
         case .task(let continuation):
             reads.removeFirst()
             continuation.resume(throwing: AsyncSocketError.readTimeout)
+            processReads()
+        case .frame(let operation):
+            reads.removeFirst()
+            operation.fail(AsyncSocketError.readTimeout)
             processReads()
         case .delegate(let tag, _):
             readsPausedForTimeoutQuery = true

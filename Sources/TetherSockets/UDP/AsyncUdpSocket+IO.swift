@@ -1,0 +1,178 @@
+public import Dispatch
+public import Foundation
+import NIOCore
+
+extension AsyncUdpSocket {
+    // MARK: sending
+
+    /// Sends on a connected socket; the result arrives as `didSendDataWithTag`/`didNotSendDataWithTag`.
+    /// Empty data is ignored.
+    /// - Parameters:
+    ///   - data: one datagram.
+    ///   - timeout: seconds a send may wait for buffer space; negative = no timeout.
+    ///   - tag: your number for the callbacks.
+    public func send(_ data: Data, withTimeout timeout: TimeInterval, tag: Int) {
+        enqueueSend(data, destination: .connected, timeout: timeout, tag: tag)
+    }
+
+    /// Sends to `host` (resolved for this datagram) on an unconnected socket.
+    public func send(_ data: Data, toHost host: String, port: UInt16, withTimeout timeout: TimeInterval, tag: Int) {
+        guard !data.isEmpty else { return }
+        guard !host.isEmpty else {
+            reportUnsent(tag: tag, error: .badParam("Invalid host parameter (empty)"))
+            return
+        }
+        enqueueSend(data, destination: .host(host, port: Int(port)), timeout: timeout, tag: tag)
+    }
+
+    /// Sends to `sockaddr` bytes on an unconnected socket.
+    public func send(_ data: Data, toAddress remoteAddr: Data, withTimeout timeout: TimeInterval, tag: Int) {
+        guard !data.isEmpty else { return }
+        guard let address = SocketAddress(sockaddrData: remoteAddr) else {
+            reportUnsent(tag: tag, error: .badParam("A valid IPv4 or IPv6 address was not given"))
+            return
+        }
+        enqueueSend(data, destination: .address(address), timeout: timeout, tag: tag)
+    }
+
+    /// Sets a filter every outgoing datagram passes (asynchronously on `filterQueue`); nil removes it.
+    public func setSendFilter(_ filterBlock: AsyncUdpSocketSendFilterBlock?, with filterQueue: DispatchQueue?) {
+        setSendFilter(filterBlock, with: filterQueue, isAsynchronous: true)
+    }
+
+    /// Sets a send filter; `isAsynchronous: false` runs it synchronously (keep it tiny).
+    public func setSendFilter(
+        _ filterBlock: AsyncUdpSocketSendFilterBlock?,
+        with filterQueue: DispatchQueue?,
+        isAsynchronous: Bool
+    ) {
+        state.withLock { s in
+            s.sendFilter = filterBlock.map { SendFilter(block: $0, queue: filterQueue, isAsynchronous: isAsynchronous) }
+        }
+    }
+
+    private func enqueueSend(_ data: Data, destination: UDPLife.Destination, timeout: TimeInterval, tag: Int) {
+        guard !data.isEmpty else { return }
+        let runtime: UDPLife
+        do {
+            runtime = try state.withLock { s in try ensureStarted(&s) }
+        } catch {
+            reportUnsent(tag: tag, error: .wrapping(error, function: "socket"))
+            return
+        }
+        runtime.enqueue(.send(UDPLife.Outgoing(data: data, destination: destination, timeout: timeout, tag: tag)))
+    }
+
+    private func reportUnsent(tag: Int, error: AsyncUdpSocketError) {
+        let life = state.withLock { $0.sockets?.life ?? $0.lives }
+        deliver(life: life, evenWhenClosed: true) { sock, delegate in
+            delegate.udpSocket(sock, didNotSendDataWithTag: tag, dueToError: error)
+        }
+    }
+
+    // MARK: receiving
+
+    /// Delivers one datagram, then stops.
+    /// - Throws: `.badConfig` "Must bind socket before you can receive data." before sockets exist.
+    public func receiveOnce() throws {
+        try startReceiving(.once)
+    }
+
+    /// Delivers every datagram until ``pauseReceiving()`` or close.
+    /// - Throws: as ``receiveOnce()``.
+    public func beginReceiving() throws {
+        try startReceiving(.continuous)
+    }
+
+    /// Stops reading; callbacks already queued still run.
+    public func pauseReceiving() {
+        let runtime = state.withLock { $0.sockets?.runtime }
+        runtime?.setReceiveMode(.off)
+    }
+
+    /// Sets a filter every received datagram passes (asynchronously on `filterQueue`); nil removes it.
+    public func setReceiveFilter(_ filterBlock: AsyncUdpSocketReceiveFilterBlock?, with filterQueue: DispatchQueue?) {
+        setReceiveFilter(filterBlock, with: filterQueue, isAsynchronous: true)
+    }
+
+    /// Sets a receive filter; `isAsynchronous: false` runs it synchronously from the engine (keep it tiny).
+    public func setReceiveFilter(
+        _ filterBlock: AsyncUdpSocketReceiveFilterBlock?,
+        with filterQueue: DispatchQueue?,
+        isAsynchronous: Bool
+    ) {
+        state.withLock { s in
+            s.receiveFilter = filterBlock.map {
+                ReceiveFilter(block: $0, queue: filterQueue, isAsynchronous: isAsynchronous)
+            }
+        }
+    }
+
+    private func startReceiving(_ mode: ReceiveMode) throws {
+        let runtime: UDPLife = try state.withLock { s in
+            guard s.sockets != nil else {
+                throw AsyncUdpSocketError.badConfig(
+                    "Must bind socket before you can receive data. You can do this explicitly via bind, or "
+                        + "implicitly via connect or by sending data."
+                )
+            }
+            return try ensureStarted(&s)
+        }
+        runtime.setReceiveMode(mode)
+    }
+
+    // MARK: delivery
+
+    /// Dispatches a callback onto the delegate queue under the state lock, so callbacks keep their order and none
+    /// follows `udpSocketDidClose`. Callbacks of an ended life are dropped.
+    @discardableResult
+    func deliver(
+        life: UInt64,
+        evenWhenClosed: Bool = false,
+        _ callback: @escaping (AsyncUdpSocket, any AsyncUdpSocketDelegate) -> Void
+    ) -> Bool {
+        state.withLock { s in
+            let current = s.sockets?.life == life || (evenWhenClosed && s.sockets == nil)
+            guard current, let delegate = s.delegate, let queue = s.delegateQueue else { return false }
+            let target = UncheckedSendable(delegate)
+            let work = UncheckedSendable(callback)
+            queue.async {
+                work.value(self, target.value)
+            }
+            return true
+        }
+    }
+
+    /// Under the lock: queues `udpSocketDidClose` after every callback queued so far.
+    func enqueueDidClose(_ s: inout State, error: (any Error)?) {
+        guard let delegate = s.delegate, let queue = s.delegateQueue else { return }
+        let target = UncheckedSendable(delegate)
+        let failure = UncheckedSendable(error)
+        queue.async {
+            target.value.udpSocketDidClose(self, withError: failure.value)
+        }
+    }
+
+    /// Ends life `life` (a fatal channel error, or close after sending): one `udpSocketDidClose`.
+    func lifeEnded(_ life: UInt64, error: (any Error)?) {
+        let sockets: Sockets? = state.withLock { s in
+            guard let sockets = s.sockets, sockets.life == life else { return nil }
+            enqueueDidClose(&s, error: error)
+            s.sockets = nil
+            return sockets
+        }
+        if let sockets { Self.release(sockets) }
+    }
+
+    /// Records the connected peer (on success) and ends the connecting phase.
+    func connectFinished(life: UInt64, address: SocketAddress?) {
+        state.withLock { s in
+            guard s.sockets?.life == life else { return }
+            s.sockets?.isConnecting = false
+            if let address {
+                s.sockets?.connectedAddress = address
+                if address.protocol == .inet { closeFamily(&s, .inet6) } else { closeFamily(&s, .inet) }
+            }
+        }
+    }
+}

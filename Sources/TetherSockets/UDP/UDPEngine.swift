@@ -1,0 +1,94 @@
+import NIOCore
+import NIOPosix
+
+/// What a UDP engine reports to the face that owns it, on the channel's event loop.
+protocol UDPEngineOwner: AnyObject {
+    /// One datagram arrived.
+    func engine(_ engine: UDPEngine, didReceive datagram: AddressedEnvelope<ByteBuffer>)
+    /// The channel closed; `error` is the fatal error that closed it, nil for a requested close.
+    func engineDidClose(_ engine: UDPEngine, error: (any Error)?)
+}
+
+/// The datagram engine under both UDP faces: a channel handler that reads from the socket only while its owner
+/// wants datagrams (`autoRead` is off, so a slow consumer leaves excess datagrams to the kernel), and writes
+/// datagrams with a promise each, so that one send's failure is reported to that send only.
+final class UDPEngine: ChannelInboundHandler {
+    typealias InboundIn = AddressedEnvelope<ByteBuffer>
+    typealias OutboundOut = AddressedEnvelope<ByteBuffer>
+
+    /// Fixed receive buffer: every datagram fits (65,507 bytes over IPv4, 65,527 over IPv6).
+    static let receiveBufferSize = 65_536
+
+    private(set) var context: ChannelHandlerContext?
+    private weak var owner: (any UDPEngineOwner)?
+    private var readRequested = false
+    private var fatalError: (any Error)?
+    /// Whether the owner wants datagrams now; setting it to true issues a read.
+    var wantsReads = false {
+        didSet { if wantsReads { requestRead() } }
+    }
+
+    init(owner: any UDPEngineOwner) {
+        self.owner = owner
+    }
+
+    /// The channel options both faces use.
+    static func configure(_ bootstrap: DatagramBootstrap) -> DatagramBootstrap {
+        bootstrap
+            .channelOption(.autoRead, value: false)
+            .channelOption(.maxMessagesPerRead, value: 16)
+            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: receiveBufferSize))
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        if context.channel.isActive, wantsReads { requestRead() }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        if wantsReads { requestRead() }
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        readRequested = false
+        owner?.engine(self, didReceive: unwrapInboundIn(data))
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        readRequested = false
+        if wantsReads { requestRead() }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // Non-fatal datagram errors (ECONNREFUSED after an ICMP reply) arrive here and leave the channel open;
+        // fatal ones are followed by channelInactive.
+        fatalError = error
+        if context.channel.isActive { fatalError = nil }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        let error = fatalError
+        owner?.engineDidClose(self, error: error)
+        context.fireChannelInactive()
+    }
+
+    /// Sends one datagram; `promise` completes when the kernel took it or refused it.
+    func send(_ envelope: AddressedEnvelope<ByteBuffer>, promise: EventLoopPromise<Void>?) {
+        guard let context else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        context.writeAndFlush(wrapOutboundOut(envelope), promise: promise)
+    }
+
+    private func requestRead() {
+        guard let context, context.channel.isActive, !readRequested else { return }
+        readRequested = true
+        context.read()
+    }
+}

@@ -1,0 +1,299 @@
+public import Logging
+import NIOConcurrencyHelpers
+public import NIOCore
+public import NIOPosix
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A UDP socket for Swift concurrency: send datagrams with `send(_:to:)`, receive them from ``datagrams``.
+///
+/// The async face of the same datagram engine that serves ``AsyncUdpSocket``. The engine reads from the kernel only
+/// while ``datagrams`` has room (a small buffer between the engine and the consumer): a slow consumer makes it stop
+/// reading, and the kernel then drops what does not fit its receive buffer, as UDP does. A failed send (`EMSGSIZE`,
+/// unreachable) throws for that send only; the socket stays open.
+///
+/// ```swift
+/// let socket = try await UDPSocket.bind(host: "127.0.0.1", port: 0)
+/// try await socket.send(ByteBuffer(string: "ping"), toHost: "127.0.0.1", port: 9999)
+/// for try await datagram in socket.datagrams { print(datagram.remoteAddress, datagram.data) }
+/// ```
+public final class UDPSocket: Sendable {
+    typealias Producer = NIOThrowingAsyncSequenceProducer<
+        Datagram, any Error, NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark, DemandRelay
+    >
+
+    let channel: any Channel
+    let logger: Logger?
+    private let producer: Producer
+    private let iteratorTaken = NIOLockedValueBox(false)
+    private let closed = NIOLockedValueBox(false)
+
+    /// The socket's local address.
+    public let localAddress: SocketAddress
+
+    private init(channel: any Channel, producer: Producer, logger: Logger?) {
+        self.channel = channel
+        self.producer = producer
+        self.logger = logger
+        self.localAddress = channel.localAddress!
+    }
+
+    /// Binds a datagram socket to `host` (an IP literal, `localhost` or a name, resolved once; the first address
+    /// wins) and `port` (0 = any free port).
+    /// - Parameters:
+    ///   - host: the local address; `0.0.0.0` or `::` for every interface.
+    ///   - port: 0...65535.
+    ///   - eventLoopGroup: the engine's event loops.
+    ///   - logger: where to log at debug level.
+    /// - Throws: ``AsyncSocketError``: `.badParam` for an empty host or a bad port, `.other` with the POSIX or DNS
+    ///   error when binding fails.
+    public static func bind(
+        host: String,
+        port: Int,
+        on eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger? = nil
+    ) async throws -> UDPSocket {
+        guard !host.isEmpty else { throw AsyncSocketError.badParam("Empty host") }
+        guard (0...65_535).contains(port) else { throw AsyncSocketError.badParam("Port \(port) is out of range") }
+        let loop = eventLoopGroup.next()
+        let addresses = try await HostResolver.resolve(host: host, port: port, on: loop).get()
+        guard let address = addresses.first else {
+            throw AsyncSocketError.dns(DNSLookupError(code: EAI_FAIL, host: host))
+        }
+        let relay = DemandRelay()
+        let made = Producer.makeSequence(
+            backPressureStrategy: .init(lowWatermark: 64, highWatermark: 512),
+            finishOnDeinit: true,
+            delegate: relay
+        )
+        let source = UncheckedSendable(made.source)
+        let channel: any Channel
+        do {
+            channel = try await UDPEngine.configure(DatagramBootstrap(group: loop))
+                .channelOption(.socketOption(.so_reuseaddr), value: 1)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let owner = AsyncFaceUDPOwner(source: source.value)
+                        let engine = UDPEngine(owner: owner)
+                        owner.engine = engine
+                        relay.attach(engine: engine, owner: owner, loop: channel.eventLoop)
+                        engine.wantsReads = true
+                        try channel.pipeline.syncOperations.addHandler(engine)
+                    }
+                }
+                .bind(to: address).get()
+        } catch {
+            throw AsyncSocketError.wrapping(error, function: "bind")
+        }
+        logger?.debug("udp bound", metadata: ["local": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
+        return UDPSocket(channel: channel, producer: made.sequence, logger: logger)
+    }
+
+    /// The local port (the real one after binding port 0).
+    public var localPort: Int { localAddress.port ?? 0 }
+
+    /// The received datagrams, one element each; ends after ``close()``. Single consumer: a second iterator
+    /// throws `.badConfig`.
+    public var datagrams: Datagrams { Datagrams(socket: self) }
+
+    /// Sends one datagram to `address`; returns when the kernel took it.
+    /// - Throws: ``AsyncSocketError``: `.closed` after ``close()``, `.badParam` for a datagram too large for UDP
+    ///   over IPv4 (`EMSGSIZE`, domain `.posix`), `.other` with the errno the kernel answered. The socket stays open.
+    public func send(_ data: ByteBuffer, to address: SocketAddress) async throws {
+        try Task.checkCancellation()
+        guard !closed.withLockedValue({ $0 }) else { throw AsyncSocketError.closedLocally }
+        if address.protocol == .inet, data.readableBytes > 65_507 {
+            throw AsyncSocketError.posix(EMSGSIZE, function: "sendmsg")
+        }
+        do {
+            try await channel.writeAndFlush(AddressedEnvelope(remoteAddress: address, data: data)).get()
+        } catch {
+            if closed.withLockedValue({ $0 }) || (error as? ChannelError) == .ioOnClosedChannel {
+                throw AsyncSocketError.closedLocally
+            }
+            throw Self.sendError(error)
+        }
+    }
+
+    /// Resolves `host` (per call) and sends one datagram to its first address of this socket's family.
+    /// - Throws: as ``send(_:to:)``, plus `.badParam` for an empty host or a bad port and the DNS error.
+    public func send(_ data: ByteBuffer, toHost host: String, port: Int) async throws {
+        guard !host.isEmpty else { throw AsyncSocketError.badParam("Empty host") }
+        guard (1...65_535).contains(port) else { throw AsyncSocketError.badParam("Port \(port) is out of range") }
+        let addresses = try await HostResolver.resolve(host: host, port: port, on: channel.eventLoop).get()
+        let family = localAddress.protocol
+        guard let address = addresses.first(where: { $0.protocol == family }) ?? addresses.first else {
+            throw AsyncSocketError.dns(DNSLookupError(code: EAI_FAIL, host: host))
+        }
+        try await send(data, to: address)
+    }
+
+    /// Turns `SO_BROADCAST` on or off.
+    public func setBroadcastEnabled(_ enabled: Bool) async throws {
+        guard !closed.withLockedValue({ $0 }) else { throw AsyncSocketError.closedLocally }
+        do {
+            try await channel.setOption(.socketOption(.so_broadcast), value: enabled ? 1 : 0).get()
+        } catch {
+            throw AsyncSocketError.wrapping(error, function: "setsockopt")
+        }
+    }
+
+    /// Joins a multicast group (a numeric address of the socket's family) on `interface` (a name such as `"lo"`
+    /// or one of its addresses; nil lets the kernel choose).
+    /// - Throws: `.badParam` for a non-numeric group or an unknown interface; the POSIX error of the join.
+    public func joinMulticastGroup(_ group: String, interface: String? = nil) async throws {
+        try await changeMembership(group, interface: interface, join: true)
+    }
+
+    /// Leaves a multicast group joined with ``joinMulticastGroup(_:interface:)``.
+    public func leaveMulticastGroup(_ group: String, interface: String? = nil) async throws {
+        try await changeMembership(group, interface: interface, join: false)
+    }
+
+    private func changeMembership(_ group: String, interface: String?, join: Bool) async throws {
+        guard !closed.withLockedValue({ $0 }) else { throw AsyncSocketError.closedLocally }
+        guard let groupAddress = try? SocketAddress(ipAddress: group, port: 0) else {
+            throw AsyncSocketError.badParam("Multicast group must be a numeric IP address: \(group)")
+        }
+        let device = try interface.map { try Self.device(named: $0, family: groupAddress.protocol) }
+        guard let multicast = channel as? any MulticastChannel else {
+            throw AsyncSocketError.badConfig("Channel does not support multicast")
+        }
+        do {
+            if join {
+                try await multicast.joinGroup(groupAddress, device: device).get()
+            } else {
+                try await multicast.leaveGroup(groupAddress, device: device).get()
+            }
+        } catch {
+            throw AsyncSocketError.wrapping(error, function: join ? "setsockopt(join)" : "setsockopt(leave)")
+        }
+    }
+
+    static func device(named interface: String, family: NIOBSDSocket.ProtocolFamily) throws -> NIONetworkDevice {
+        let devices = (try? System.enumerateDevices()) ?? []
+        let match = devices.first { device in
+            guard device.address?.protocol == family else { return false }
+            return device.name == interface || device.address?.ipAddress == interface
+        }
+        guard let match else {
+            throw AsyncSocketError.badParam("Unknown interface \"\(interface)\" for this address family")
+        }
+        return match
+    }
+
+    /// Closes the socket; ``datagrams`` ends once its buffered datagrams are consumed. Idempotent.
+    public func close() async throws {
+        let wasClosed = closed.withLockedValue { value in
+            defer { value = true }
+            return value
+        }
+        guard !wasClosed else { return }
+        do {
+            try await channel.close()
+        } catch ChannelError.alreadyClosed {
+            return
+        } catch {
+            throw AsyncSocketError.wrapping(error, function: "close")
+        }
+    }
+
+    static func sendError(_ error: any Error) -> AsyncSocketError {
+        if let errno = UDPErrno.of(error) { return .posix(errno, function: "sendmsg") }
+        return AsyncSocketError.wrapping(error, function: "sendmsg")
+    }
+
+    fileprivate func takeIterator() -> Bool {
+        iteratorTaken.withLockedValue { taken in
+            defer { taken = true }
+            return !taken
+        }
+    }
+
+    /// The datagrams a ``UDPSocket`` receives.
+    public struct Datagrams: AsyncSequence, Sendable {
+        /// One received datagram.
+        public typealias Element = Datagram
+        let socket: UDPSocket
+
+        /// The single iterator; a second one throws `.badConfig`.
+        public func makeAsyncIterator() -> AsyncIterator {
+            if socket.takeIterator() {
+                return AsyncIterator(base: socket.producer.makeAsyncIterator(), error: nil)
+            }
+            return AsyncIterator(
+                base: nil,
+                error: AsyncSocketError.badConfig("Datagrams can be iterated by one consumer only")
+            )
+        }
+
+        /// Iterates the received datagrams.
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            var base: Producer.AsyncIterator?
+            var error: AsyncSocketError?
+
+            /// The next datagram, or nil after the socket closed.
+            public mutating func next() async throws -> Datagram? {
+                if let error { throw error }
+                return try await base?.next()
+            }
+        }
+    }
+}
+
+/// Feeds the async sequence from the engine: yields each datagram and turns the sequence's demand into reads.
+final class AsyncFaceUDPOwner: UDPEngineOwner {
+    let source: UDPSocket.Producer.Source
+    weak var engine: UDPEngine?
+
+    init(source: UDPSocket.Producer.Source) {
+        self.source = source
+    }
+
+    func engine(_ engine: UDPEngine, didReceive datagram: AddressedEnvelope<ByteBuffer>) {
+        let result = source.yield(Datagram(remoteAddress: datagram.remoteAddress, data: datagram.data))
+        switch result {
+        case .produceMore: break
+        case .stopProducing: engine.wantsReads = false
+        case .dropped: engine.wantsReads = false
+        }
+    }
+
+    func engineDidClose(_ engine: UDPEngine, error: (any Error)?) {
+        if let error {
+            source.finish(AsyncSocketError.wrapping(error, function: "recvmsg"))
+        } else {
+            source.finish()
+        }
+    }
+}
+
+/// The sequence's back-pressure delegate: asks the engine for more on its loop.
+final class DemandRelay: NIOAsyncSequenceProducerDelegate, @unchecked Sendable {
+    // Written once on the channel's loop before the channel becomes active, then only read.
+    private let target = NIOLockedValueBox<(UncheckedSendable<UDPEngine>, any EventLoop)?>(nil)
+    private let ownerBox = NIOLockedValueBox<UncheckedSendable<AsyncFaceUDPOwner>?>(nil)
+
+    func attach(engine: UDPEngine, owner: AsyncFaceUDPOwner, loop: any EventLoop) {
+        target.withLockedValue { $0 = (UncheckedSendable(engine), loop) }
+        ownerBox.withLockedValue { $0 = UncheckedSendable(owner) }
+    }
+
+    func produceMore() {
+        guard let target = target.withLockedValue({ $0 }) else { return }
+        let engine = target.0
+        target.1.execute { engine.value.wantsReads = true }
+    }
+
+    func didTerminate() {
+        guard let target = target.withLockedValue({ $0 }) else { return }
+        let engine = target.0
+        target.1.execute { engine.value.wantsReads = false }
+    }
+}
