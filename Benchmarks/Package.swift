@@ -1,0 +1,24 @@
+// swift-tools-version: 6.1
+// Benchmarks live in their own package so that users of Tether never build their dependencies.
+import PackageDescription
+
+let package = Package(
+    name: "TetherBenchmarks",
+    platforms: [.macOS(.v13)],
+    dependencies: [
+        .package(name: "Tether", path: ".."),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "TetherBenchmarks",
+            dependencies: [
+                .product(name: "TetherSockets", package: "Tether"),
+                .product(name: "TetherCore", package: "Tether"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        )
+    ]
+)

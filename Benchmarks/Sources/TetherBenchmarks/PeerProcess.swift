@@ -1,0 +1,116 @@
+import Foundation
+import NIOCore
+import NIOPosix
+
+/// The peer every client variant talks to: a raw NIO server in a child process (the benchmark binary run with
+/// `--peer MODE`), so that the measured process holds only the client side.
+enum PeerMode: String {
+    case echo
+    case discard
+    /// Sends `--bytes` bytes in 64 KiB buffers to each client, then closes.
+    case source
+    /// Accepts and holds connections.
+    case hold
+}
+
+final class PeerProcess {
+    let process: Process
+    let port: Int
+
+    init(mode: PeerMode, bytes: Int = 0) throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        process.arguments = ["--peer", mode.rawValue, "--bytes", String(bytes)]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let line = String(decoding: pipe.fileHandleForReading.availableData, as: UTF8.self)
+        guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw BenchmarkError(description: "peer printed \(line)")
+        }
+        self.port = port
+    }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
+
+struct BenchmarkError: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// The child-process side.
+enum PeerServer {
+    static func run(mode: PeerMode, bytes: Int) throws -> Never {
+        let group = MultiThreadedEventLoopGroup.singleton
+        let channel = try ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 4096)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let handler: any ChannelHandler
+                    switch mode {
+                    case .echo: handler = EchoHandler()
+                    case .discard, .hold: handler = DiscardHandler()
+                    case .source: handler = SourceHandler(total: bytes)
+                    }
+                    try channel.pipeline.syncOperations.addHandler(handler)
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0)
+            .wait()
+        FileHandle.standardOutput.write(Data("\(channel.localAddress!.port!)\n".utf8))
+        try channel.closeFuture.wait()
+        exit(0)
+    }
+}
+
+final class EchoHandler: ChannelInboundHandler, Sendable {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        context.write(data, promise: nil)
+    }
+    func channelReadComplete(context: ChannelHandlerContext) {
+        context.flush()
+    }
+}
+
+final class DiscardHandler: ChannelInboundHandler, Sendable {
+    typealias InboundIn = ByteBuffer
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
+}
+
+final class SourceHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+    let total: Int
+    var sent = 0
+    let chunk = ByteBuffer(repeating: 0x5A, count: 65_536)
+
+    init(total: Int) {
+        self.total = total
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        pump(context: context)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        pump(context: context)
+    }
+
+    private func pump(context: ChannelHandlerContext) {
+        while context.channel.isWritable && sent < total {
+            let length = min(chunk.readableBytes, total - sent)
+            sent += length
+            context.write(wrapOutboundOut(chunk.getSlice(at: 0, length: length)!), promise: nil)
+        }
+        context.flush()
+        if sent >= total {
+            context.close(mode: .output, promise: nil)
+        }
+    }
+}

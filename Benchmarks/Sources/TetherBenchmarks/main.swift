@@ -1,0 +1,152 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import TetherSockets
+
+// Usage: swift run -c release TetherBenchmarks [--quick] [--rounds N] [--only bulk|pingpong|memory]
+// Every variant talks to the same raw-NIO peer in a child process; variants run interleaved, round by round, and
+// the best round of each is reported with its ratio to the raw engine.
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+func option(_ name: String) -> String? {
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+
+raiseDescriptorLimit()
+
+if let mode = option("--peer").flatMap(PeerMode.init(rawValue:)) {
+    try PeerServer.run(mode: mode, bytes: Int(option("--bytes") ?? "0") ?? 0)
+}
+
+let quick = arguments.contains("--quick")
+let rounds = Int(option("--rounds") ?? "") ?? (quick ? 1 : 3)
+let only = option("--only")
+let bulkBytes = quick ? 128 << 20 : 1 << 30
+let roundTrips = quick ? 10_000 : 100_000
+let idleConnections = quick ? 1_000 : 10_000
+
+print("Tether benchmarks: \(rounds) round(s), bulk \(bulkBytes >> 20) MiB, ping-pong \(roundTrips) round trips")
+print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores")
+
+struct Variant {
+    var name: String
+    var run: () async throws -> Void
+}
+
+func runSuite(_ title: String, unit: String, amount: Double, variants: [Variant], baselines: [String: String]) async throws {
+    print("\n## \(title)")
+    var best: [String: Double] = [:]
+    var peaks: [String: Int] = [:]
+    for round in 1...rounds {
+        for variant in variants {
+            let before = residentBytes()
+            let start = now()
+            let (_, peak) = try await withPeakMemory { try await variant.run() }
+            let seconds = now() - start
+            best[variant.name] = min(best[variant.name] ?? .infinity, seconds)
+            peaks[variant.name] = max(peaks[variant.name] ?? 0, peak - before)
+            print("  round \(round) \(variant.name): \(String(format: "%.3f", seconds)) s")
+        }
+    }
+    print("| variant | rate | vs | ratio | peak RSS growth |")
+    print("|---|---|---|---|---|")
+    for variant in variants {
+        let rate = amount / best[variant.name]!
+        var ratioText = "—"
+        var baselineName = "—"
+        if let baseline = baselines[variant.name], let baseSeconds = best[baseline] {
+            baselineName = baseline
+            ratioText = String(format: "%.2f×", baseSeconds / best[variant.name]!)
+        }
+        print("| \(variant.name) | \(format(rate, unit)) | \(baselineName) | \(ratioText) | \(mib(peaks[variant.name] ?? 0)) |")
+    }
+}
+
+let tetherBaselines = [
+    "Tether async face": "NIOAsyncChannel",
+    "Tether delegate face (queue)": "NIO handlers",
+    "Tether delegate face (event loop)": "NIO handlers",
+]
+
+if only == nil || only == "bulk" {
+    let discard = try PeerProcess(mode: .discard)
+    try await runSuite(
+        "Bulk upload: \(bulkBytes >> 20) MiB in 64 KiB writes, client → peer",
+        unit: "B/s",
+        amount: Double(bulkBytes),
+        variants: [
+            Variant(name: "NIO handlers") { try await RawNIO.handlersUpload(port: discard.port, total: bulkBytes) },
+            Variant(name: "NIOAsyncChannel") { try await RawNIO.asyncUpload(port: discard.port, total: bulkBytes) },
+            Variant(name: "Tether async face") {
+                try await TetherClients.asyncUpload(port: discard.port, total: bulkBytes)
+            },
+            Variant(name: "Tether delegate face (queue)") {
+                try await TetherClients.delegateUpload(port: discard.port, total: bulkBytes, delivery: .delegateQueue)
+            },
+            Variant(name: "Tether delegate face (event loop)") {
+                try await TetherClients.delegateUpload(port: discard.port, total: bulkBytes, delivery: .eventLoop)
+            },
+        ],
+        baselines: tetherBaselines
+    )
+    discard.stop()
+
+    let source = try PeerProcess(mode: .source, bytes: bulkBytes)
+    func check(_ count: Int) throws {
+        if count != bulkBytes { throw BenchmarkError(description: "received \(count) of \(bulkBytes) bytes") }
+    }
+    try await runSuite(
+        "Bulk download: \(bulkBytes >> 20) MiB, peer → client",
+        unit: "B/s",
+        amount: Double(bulkBytes),
+        variants: [
+            Variant(name: "NIO handlers") { try check(try await RawNIO.handlersDownload(port: source.port)) },
+            Variant(name: "NIOAsyncChannel") { try check(try await RawNIO.asyncDownload(port: source.port)) },
+            Variant(name: "Tether async face") { try check(try await TetherClients.asyncDownload(port: source.port)) },
+            Variant(name: "Tether delegate face (queue)") {
+                try check(try await TetherClients.delegateDownload(port: source.port, delivery: .delegateQueue))
+            },
+            Variant(name: "Tether delegate face (event loop)") {
+                try check(try await TetherClients.delegateDownload(port: source.port, delivery: .eventLoop))
+            },
+        ],
+        baselines: tetherBaselines
+    )
+    source.stop()
+}
+
+if only == nil || only == "pingpong" {
+    let echo = try PeerProcess(mode: .echo)
+    try await runSuite(
+        "Ping-pong: \(roundTrips) round trips of 64 bytes",
+        unit: "rt/s",
+        amount: Double(roundTrips),
+        variants: [
+            Variant(name: "NIO handlers") { try await RawNIO.handlersPingPong(port: echo.port, roundTrips: roundTrips) },
+            Variant(name: "NIOAsyncChannel") { try await RawNIO.asyncPingPong(port: echo.port, roundTrips: roundTrips) },
+            Variant(name: "Tether async face") {
+                try await TetherClients.asyncPingPong(port: echo.port, roundTrips: roundTrips)
+            },
+            Variant(name: "Tether delegate face (queue)") {
+                try await TetherClients.delegatePingPong(port: echo.port, roundTrips: roundTrips, delivery: .delegateQueue)
+            },
+            Variant(name: "Tether delegate face (event loop)") {
+                try await TetherClients.delegatePingPong(port: echo.port, roundTrips: roundTrips, delivery: .eventLoop)
+            },
+        ],
+        baselines: tetherBaselines
+    )
+    echo.stop()
+}
+
+if only == nil || only == "memory" {
+    try await IdleMemory.run(connections: idleConnections)
+}
+
+func raiseDescriptorLimit() {
+    var limit = rlimit()
+    getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    limit.rlim_cur = limit.rlim_max
+    setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+}
