@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+public import Foundation
 import NIOCore
 import NIOPosix
 
@@ -52,6 +52,11 @@ extension AsyncUdpSocket {
     private func bind(ipv4: SocketAddress?, ipv6: SocketAddress?) throws {
         let closed: Sockets? = try state.withLock { s in
             try checkDelegate(s)
+            guard s.configuration.isIPv4Enabled || s.configuration.isIPv6Enabled else {
+                throw AsyncUdpSocketError.badConfig(
+                    "Both IPv4 and IPv6 have been disabled. Must enable at least one protocol first."
+                )
+            }
             if let sockets = s.sockets {
                 if sockets.isBound { throw AsyncUdpSocketError.badConfig("Cannot bind a socket more than once.") }
                 if sockets.isConnecting || sockets.connectedAddress != nil {
@@ -213,27 +218,22 @@ extension AsyncUdpSocket {
                 }
             }
             if groupAddress.protocol == .inet, let fd = sockets.fd4, interface == nil || interfaceIPv4 != nil {
-                var request = ip_mreq()
-                request.imr_multiaddr = Self.inAddr(groupAddress)
-                request.imr_interface.s_addr = interfaceIPv4.map { Self.inAddr($0).s_addr } ?? INADDR_ANY
-                let option = join ? IP_ADD_MEMBERSHIP : IP_DROP_MEMBERSHIP
-                guard setsockopt(fd, Int32(IPPROTO_IP), option, &request, socklen_t(MemoryLayout<ip_mreq>.size)) == 0
-                else { throw AsyncUdpSocketError.posix(errno, function: "setsockopt(\(verb))") }
+                try Self.setMembership(
+                    fd,
+                    group: groupAddress,
+                    interfaceIPv4: interfaceIPv4,
+                    interfaceIndex: 0,
+                    join: join
+                )
                 closeFamily(&s, .inet6)
             } else if groupAddress.protocol == .inet6, let fd = sockets.fd6, interface == nil || interfaceIndex != 0 {
-                var request = ipv6_mreq()
-                guard case .v6(let v6) = groupAddress else { return }
-                request.ipv6mr_multiaddr = v6.address.sin6_addr
-                request.ipv6mr_interface = interfaceIndex
-                #if canImport(Darwin)
-                let option = join ? IPV6_JOIN_GROUP : IPV6_LEAVE_GROUP
-                #else
-                let option = join ? IPV6_ADD_MEMBERSHIP : IPV6_DROP_MEMBERSHIP
-                #endif
-                guard
-                    setsockopt(fd, Int32(IPPROTO_IPV6), option, &request, socklen_t(MemoryLayout<ipv6_mreq>.size))
-                        == 0
-                else { throw AsyncUdpSocketError.posix(errno, function: "setsockopt(\(verb))") }
+                try Self.setMembership(
+                    fd,
+                    group: groupAddress,
+                    interfaceIPv4: nil,
+                    interfaceIndex: interfaceIndex,
+                    join: join
+                )
                 closeFamily(&s, .inet)
             } else {
                 throw AsyncUdpSocketError.badParam("Socket, group, and interface do not have matching IP versions")
@@ -373,7 +373,7 @@ extension AsyncUdpSocket {
         }
     }
 
-    static func makeSocket(_ family: Int32, sendBuffer: UInt16) throws -> Int32 {
+    static func makeSocket(_ family: Int32, sendBuffer: UInt16, ipv6Only: Bool = true) throws -> Int32 {
         #if canImport(Glibc) || canImport(Musl)
         let fd = socket(family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         #else
@@ -385,7 +385,7 @@ extension AsyncUdpSocket {
             if sendBuffer > 0 {
                 try setOption(fd, SOL_SOCKET, SO_SNDBUF, Int32(sendBuffer), function: "setsockopt(SO_SNDBUF)")
             }
-            if family == AF_INET6 {
+            if family == AF_INET6, ipv6Only {
                 // Linux: a separate IPv4 socket exists, so IPv4 senders never show up as ::ffff: addresses.
                 try setOption(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 1, function: "setsockopt(IPV6_V6ONLY)")
             }
@@ -411,6 +411,40 @@ extension AsyncUdpSocket {
     static func inAddr(_ address: SocketAddress) -> in_addr {
         guard case .v4(let v4) = address else { return in_addr() }
         return v4.address.sin_addr
+    }
+
+    /// Joins or leaves `group` on a descriptor of the group's family: IPv4 by interface address (nil = any), IPv6 by
+    /// interface index (0 = any). Plain setsockopt, so that loopback (no MULTICAST flag) can take part too.
+    static func setMembership(
+        _ fd: Int32,
+        group: SocketAddress,
+        interfaceIPv4: SocketAddress?,
+        interfaceIndex: UInt32,
+        join: Bool
+    ) throws {
+        let verb = join ? "join" : "leave"
+        switch group {
+        case .v4:
+            var request = ip_mreq()
+            request.imr_multiaddr = inAddr(group)
+            request.imr_interface.s_addr = interfaceIPv4.map { inAddr($0).s_addr } ?? INADDR_ANY
+            let option = join ? IP_ADD_MEMBERSHIP : IP_DROP_MEMBERSHIP
+            guard setsockopt(fd, Int32(IPPROTO_IP), option, &request, socklen_t(MemoryLayout<ip_mreq>.size)) == 0
+            else { throw AsyncUdpSocketError.posix(errno, function: "setsockopt(\(verb))") }
+        case .v6(let v6):
+            var request = ipv6_mreq()
+            request.ipv6mr_multiaddr = v6.address.sin6_addr
+            request.ipv6mr_interface = interfaceIndex
+            #if canImport(Darwin)
+            let option = join ? IPV6_JOIN_GROUP : IPV6_LEAVE_GROUP
+            #else
+            let option = join ? IPV6_ADD_MEMBERSHIP : IPV6_DROP_MEMBERSHIP
+            #endif
+            guard setsockopt(fd, Int32(IPPROTO_IPV6), option, &request, socklen_t(MemoryLayout<ipv6_mreq>.size)) == 0
+            else { throw AsyncUdpSocketError.posix(errno, function: "setsockopt(\(verb))") }
+        default:
+            throw AsyncUdpSocketError.badParam("Unknown group. Specify valid group IP address.")
+        }
     }
 
     static func interfaceIndex(_ interface: String) -> UInt32 {

@@ -1,6 +1,14 @@
 import NIOCore
 import NIOPosix
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// What a UDP engine reports to the face that owns it, on the channel's event loop.
 protocol UDPEngineOwner: AnyObject {
     /// One datagram arrived.
@@ -12,6 +20,11 @@ protocol UDPEngineOwner: AnyObject {
 /// The datagram engine under both UDP faces: a channel handler that reads from the socket only while its owner
 /// wants datagrams (`autoRead` is off, so a slow consumer leaves excess datagrams to the kernel), and writes
 /// datagrams with a promise each, so that one send's failure is reported to that send only.
+///
+/// Sends go straight to `sendto` on the channel's descriptor while nothing waits in NIO's write buffer; only a full
+/// socket buffer (`EAGAIN`) hands a datagram to NIO, which writes it when the socket is writable again. This is how
+/// every refused send (`EMSGSIZE`, `EACCES`, `ECONNREFUSED`, `ENETUNREACH`, …) fails that send alone: NIO's own
+/// write path closes the channel on most of those errors.
 final class UDPEngine: ChannelInboundHandler {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
     typealias OutboundOut = AddressedEnvelope<ByteBuffer>
@@ -28,8 +41,12 @@ final class UDPEngine: ChannelInboundHandler {
         didSet { if wantsReads { requestRead() } }
     }
 
-    init(owner: any UDPEngineOwner) {
+    let descriptor: Int32
+    private var waitingInNIO = 0
+
+    init(owner: any UDPEngineOwner, descriptor: Int32) {
         self.owner = owner
+        self.descriptor = descriptor
     }
 
     /// The channel options both faces use.
@@ -77,13 +94,37 @@ final class UDPEngine: ChannelInboundHandler {
         context.fireChannelInactive()
     }
 
-    /// Sends one datagram; `promise` completes when the kernel took it or refused it.
+    /// Sends one datagram; `promise` completes when the kernel took it or refused it (with an `IOError`).
     func send(_ envelope: AddressedEnvelope<ByteBuffer>, promise: EventLoopPromise<Void>?) {
-        guard let context else {
+        guard let context, context.channel.isActive else {
             promise?.fail(ChannelError.ioOnClosedChannel)
             return
         }
-        context.writeAndFlush(wrapOutboundOut(envelope), promise: promise)
+        if waitingInNIO == 0 {
+            let result = envelope.remoteAddress.withSockAddr { address, length in
+                envelope.data.withUnsafeReadableBytes { bytes in
+                    sendto(descriptor, bytes.baseAddress, bytes.count, 0, address, socklen_t(length))
+                }
+            }
+            if result >= 0 {
+                promise?.succeed()
+                return
+            }
+            let code = errno
+            if code != EAGAIN && code != EWOULDBLOCK && code != EINTR {
+                promise?.fail(IOError(errnoCode: code, reason: "sendto"))
+                return
+            }
+        }
+        // The socket buffer is full: NIO keeps the datagram (in order) until the socket is writable.
+        waitingInNIO += 1
+        let written = context.eventLoop.makePromise(of: Void.self)
+        let me = UncheckedSendable(self)
+        written.futureResult.whenComplete { result in
+            me.value.waitingInNIO -= 1
+            promise?.completeWith(result)
+        }
+        context.writeAndFlush(wrapOutboundOut(envelope), promise: written)
     }
 
     private func requestRead() {

@@ -1,4 +1,3 @@
-import DequeModule
 import Dispatch
 import Foundation
 import NIOCore
@@ -48,11 +47,11 @@ final class UDPLife: UDPEngineOwner, @unchecked Sendable {
     private var channels: [NIOBSDSocket.ProtocolFamily: any Channel] = [:]
     private var pendingAdoptions = 0
     private var isShutDown = false
-    private var queue = Deque<Queued>()
+    private var queue = CircularBuffer<Queued>()
     private var isSending = false
     private var closesAfterSending = false
     private var connected: SocketAddress?
-    private var received = Deque<AddressedEnvelope<ByteBuffer>>()
+    private var received = CircularBuffer<AddressedEnvelope<ByteBuffer>>()
     private var mode = AsyncUdpSocket.ReceiveMode.off
     private var isFiltering = false
 
@@ -80,7 +79,7 @@ final class UDPLife: UDPEngineOwner, @unchecked Sendable {
             UDPEngine.configure(DatagramBootstrap(group: loop))
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        let engine = UDPEngine(owner: me.value)
+                        let engine = UDPEngine(owner: me.value, descriptor: fd)
                         me.value.engines[family] = engine
                         try channel.pipeline.syncOperations.addHandler(engine)
                     }
@@ -181,6 +180,7 @@ final class UDPLife: UDPEngineOwner, @unchecked Sendable {
         isSending = true
         if let resolution = head.resolution {
             resolution.hop(to: loop).whenComplete { [self] result in
+                guard !isShutDown, !queue.isEmpty else { return }
                 let next = queue.removeFirst()
                 process(next.packet, resolved: result)
             }
@@ -325,24 +325,23 @@ final class UDPLife: UDPEngineOwner, @unchecked Sendable {
         var buffer = ByteBufferAllocator().buffer(capacity: outgoing.data.count)
         buffer.writeBytes(outgoing.data)
         let promise = loop.makePromise(of: Void.self)
-        var done = false
-        var timer: Scheduled<Void>?
+        let attempt = SendAttempt()
         let tag = outgoing.tag
         promise.futureResult.whenComplete { [self] result in
-            guard !done else { return }
-            done = true
-            timer?.cancel()
+            guard !attempt.done else { return }
+            attempt.done = true
+            attempt.timer?.cancel()
             switch result {
             case .success: sent(tag)
             case .failure(let error): unsent(tag, .wrapping(error, function: "sendmsg"))
             }
         }
         engine.send(AddressedEnvelope(remoteAddress: address, data: buffer), promise: promise)
-        guard !done, outgoing.timeout >= 0 else { return }
+        guard !attempt.done, outgoing.timeout >= 0 else { return }
         // The kernel had no room: the timer starts now, as the original's does on EAGAIN.
-        timer = loop.scheduleTask(in: .nanoseconds(Int64(outgoing.timeout * 1_000_000_000))) { [self] in
-            guard !done else { return }
-            done = true
+        attempt.timer = loop.scheduleTask(in: .nanoseconds(Int64(outgoing.timeout * 1_000_000_000))) { [self] in
+            guard !attempt.done else { return }
+            attempt.done = true
             unsent(tag, .sendTimeout)
         }
     }
@@ -437,4 +436,11 @@ final class UDPLife: UDPEngineOwner, @unchecked Sendable {
         }
         if mode == .once { mode = .off }
     }
+}
+
+/// One datagram's write: whichever of its completion and its timer comes first reports it.
+private final class SendAttempt: @unchecked Sendable {
+    // Touched on the life's event loop only.
+    var done = false
+    var timer: Scheduled<Void>?
 }

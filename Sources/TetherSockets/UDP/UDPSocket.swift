@@ -29,6 +29,7 @@ public final class UDPSocket: Sendable {
     >
 
     let channel: any Channel
+    let engine: NIOLoopBound<UDPEngine>
     let logger: Logger?
     private let producer: Producer
     private let iteratorTaken = NIOLockedValueBox(false)
@@ -37,8 +38,9 @@ public final class UDPSocket: Sendable {
     /// The socket's local address.
     public let localAddress: SocketAddress
 
-    private init(channel: any Channel, producer: Producer, logger: Logger?) {
+    private init(channel: any Channel, engine: NIOLoopBound<UDPEngine>, producer: Producer, logger: Logger?) {
         self.channel = channel
+        self.engine = engine
         self.producer = producer
         self.logger = logger
         self.localAddress = channel.localAddress!
@@ -73,26 +75,52 @@ public final class UDPSocket: Sendable {
             delegate: relay
         )
         let source = UncheckedSendable(made.source)
+        let descriptor: Int32
+        do {
+            descriptor = try AsyncUdpSocket.makeSocket(
+                address.protocol == .inet6 ? AF_INET6 : AF_INET,
+                sendBuffer: 0,
+                ipv6Only: false
+            )
+            do {
+                try AsyncUdpSocket.bindDescriptor(descriptor, to: address)
+            } catch {
+                _ = UDPSystem.close(descriptor)
+                throw error
+            }
+        } catch let error as AsyncUdpSocketError {
+            throw AsyncSocketError(
+                code: .other,
+                domain: error.domain,
+                message: error.message,
+                underlying: error.underlying
+            )
+        }
         let channel: any Channel
         do {
             channel = try await UDPEngine.configure(DatagramBootstrap(group: loop))
-                .channelOption(.socketOption(.so_reuseaddr), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         let owner = AsyncFaceUDPOwner(source: source.value)
-                        let engine = UDPEngine(owner: owner)
+                        let engine = UDPEngine(owner: owner, descriptor: descriptor)
                         owner.engine = engine
                         relay.attach(engine: engine, owner: owner, loop: channel.eventLoop)
                         engine.wantsReads = true
                         try channel.pipeline.syncOperations.addHandler(engine)
                     }
                 }
-                .bind(to: address).get()
+                .withBoundSocket(descriptor).get()
         } catch {
             throw AsyncSocketError.wrapping(error, function: "bind")
         }
         logger?.debug("udp bound", metadata: ["local": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
-        return UDPSocket(channel: channel, producer: made.sequence, logger: logger)
+        let engine = try await channel.eventLoop.submit {
+            NIOLoopBound(
+                try channel.pipeline.syncOperations.handler(type: UDPEngine.self),
+                eventLoop: channel.eventLoop
+            )
+        }.get()
+        return UDPSocket(channel: channel, engine: engine, producer: made.sequence, logger: logger)
     }
 
     /// The local port (the real one after binding port 0).
@@ -103,16 +131,23 @@ public final class UDPSocket: Sendable {
     public var datagrams: Datagrams { Datagrams(socket: self) }
 
     /// Sends one datagram to `address`; returns when the kernel took it.
-    /// - Throws: ``AsyncSocketError``: `.closed` after ``close()``, `.badParam` for a datagram too large for UDP
-    ///   over IPv4 (`EMSGSIZE`, domain `.posix`), `.other` with the errno the kernel answered. The socket stays open.
+    /// - Throws: ``AsyncSocketError``: `.closed` after ``close()``; `.other`, domain `.posix`, with the errno the
+    ///   kernel answered (`EMSGSIZE` for more than 65,507 bytes to an IPv4 address, raised by Tether itself).
+    ///   The socket stays open.
     public func send(_ data: ByteBuffer, to address: SocketAddress) async throws {
         try Task.checkCancellation()
         guard !closed.withLockedValue({ $0 }) else { throw AsyncSocketError.closedLocally }
         if address.protocol == .inet, data.readableBytes > 65_507 {
             throw AsyncSocketError.posix(EMSGSIZE, function: "sendmsg")
         }
+        let envelope = AddressedEnvelope(remoteAddress: address, data: data)
+        let promise = channel.eventLoop.makePromise(of: Void.self)
+        let engine = self.engine
+        channel.eventLoop.execute {
+            engine.value.send(envelope, promise: promise)
+        }
         do {
-            try await channel.writeAndFlush(AddressedEnvelope(remoteAddress: address, data: data)).get()
+            try await promise.futureResult.get()
         } catch {
             if closed.withLockedValue({ $0 }) || (error as? ChannelError) == .ioOnClosedChannel {
                 throw AsyncSocketError.closedLocally
@@ -161,31 +196,41 @@ public final class UDPSocket: Sendable {
         guard let groupAddress = try? SocketAddress(ipAddress: group, port: 0) else {
             throw AsyncSocketError.badParam("Multicast group must be a numeric IP address: \(group)")
         }
-        let device = try interface.map { try Self.device(named: $0, family: groupAddress.protocol) }
-        guard let multicast = channel as? any MulticastChannel else {
-            throw AsyncSocketError.badConfig("Channel does not support multicast")
+        guard groupAddress.protocol == localAddress.protocol else {
+            throw AsyncSocketError.badParam("Socket and group do not have matching IP versions")
         }
+        var interfaceIPv4: SocketAddress?
+        var interfaceIndex: UInt32 = 0
+        if let interface {
+            interfaceIPv4 = try? InterfaceResolver.resolve(interface)?.ipv4
+            interfaceIndex = AsyncUdpSocket.interfaceIndex(interface)
+            let known = groupAddress.protocol == .inet ? interfaceIPv4 != nil : interfaceIndex != 0
+            guard known else { throw AsyncSocketError.badParam("Unknown interface \"\(interface)\" for this group") }
+        }
+        // setsockopt on the engine's loop, where the descriptor cannot be closed under us. NIO's own joinGroup
+        // refuses interfaces without the MULTICAST flag, such as loopback.
+        let engine = self.engine
+        let group = UncheckedSendable(groupAddress)
+        let address = UncheckedSendable(interfaceIPv4)
+        let index = interfaceIndex
         do {
-            if join {
-                try await multicast.joinGroup(groupAddress, device: device).get()
-            } else {
-                try await multicast.leaveGroup(groupAddress, device: device).get()
-            }
-        } catch {
-            throw AsyncSocketError.wrapping(error, function: join ? "setsockopt(join)" : "setsockopt(leave)")
+            try await channel.eventLoop.submit {
+                try AsyncUdpSocket.setMembership(
+                    engine.value.descriptor,
+                    group: group.value,
+                    interfaceIPv4: address.value,
+                    interfaceIndex: index,
+                    join: join
+                )
+            }.get()
+        } catch let error as AsyncUdpSocketError {
+            throw AsyncSocketError(
+                code: .other,
+                domain: error.domain,
+                message: error.message,
+                underlying: error.underlying
+            )
         }
-    }
-
-    static func device(named interface: String, family: NIOBSDSocket.ProtocolFamily) throws -> NIONetworkDevice {
-        let devices = (try? System.enumerateDevices()) ?? []
-        let match = devices.first { device in
-            guard device.address?.protocol == family else { return false }
-            return device.name == interface || device.address?.ipAddress == interface
-        }
-        guard let match else {
-            throw AsyncSocketError.badParam("Unknown interface \"\(interface)\" for this address family")
-        }
-        return match
     }
 
     /// Closes the socket; ``datagrams`` ends once its buffered datagrams are consumed. Idempotent.

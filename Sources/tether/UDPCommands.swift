@@ -1,0 +1,97 @@
+import ArgumentParser
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import TetherSockets
+
+/// `tether serve --udp`: echoes every datagram to its sender (or only counts it with `discard`), printing a line per
+/// datagram on standard error.
+func runUDPServe(host: String, port: Int, discard: Bool) async throws {
+    Terminal.exitOnSignals()
+    let socket: UDPSocket
+    do {
+        socket = try await UDPSocket.bind(host: host, port: port)
+    } catch let error as AsyncSocketError {
+        Terminal.error("error: \(error.message)")
+        throw ExitCode.failure
+    }
+    Terminal.error("serving UDP \(discard ? "discard" : "echo") on \(host):\(socket.localPort)")
+    var count = 0
+    for try await datagram in socket.datagrams {
+        count += 1
+        Terminal.error("#\(count) \(datagram.data.readableBytes) bytes from \(datagram.remoteAddress)")
+        guard !discard else { continue }
+        do {
+            try await socket.send(datagram.data, to: datagram.remoteAddress)
+        } catch let error as AsyncSocketError {
+            // One failed reply (the sender went away) does not stop the server.
+            Terminal.error("reply to \(datagram.remoteAddress) failed: \(error.message)")
+        }
+    }
+}
+
+/// `tether nc --udp`: each line (or chunk) of standard input becomes one datagram to `host:port`; every datagram
+/// received is written to standard output. With `listen`, binds `host:port` and answers the last sender.
+func runUDPNetcat(host: String, port: Int, listen: Bool) async throws {
+    Terminal.exitOnSignals()
+    let socket: UDPSocket
+    let peer = NIOLockedValueBox<SocketAddress?>(nil)
+    do {
+        if listen {
+            socket = try await UDPSocket.bind(host: host, port: port)
+            Terminal.error("listening on UDP \(host):\(socket.localPort)")
+        } else {
+            let target = try await resolveUDPTarget(host: host, port: port)
+            let wildcard = target.protocol == .inet6 ? "::" : "0.0.0.0"
+            socket = try await UDPSocket.bind(host: wildcard, port: 0)
+            peer.withLockedValue { $0 = target }
+        }
+    } catch let error as AsyncSocketError {
+        Terminal.error("error: \(error.message)")
+        throw ExitCode.failure
+    }
+    // Standard input to the peer; its end ends the command (UDP has no close to wait for).
+    let sender = Task {
+        let input = FileHandle.standardInput
+        while true {
+            let chunk = try await readStandardInput(input)
+            if chunk.isEmpty { break }
+            guard let target = peer.withLockedValue({ $0 }) else {
+                Terminal.error("no peer yet: nothing received, datagram not sent")
+                continue
+            }
+            do {
+                try await socket.send(ByteBuffer(bytes: chunk), to: target)
+            } catch let error as AsyncSocketError {
+                Terminal.error("send failed: \(error.message)")
+            }
+        }
+        try await socket.close()
+    }
+    do {
+        for try await datagram in socket.datagrams {
+            if listen { peer.withLockedValue { $0 = datagram.remoteAddress } }
+            FileHandle.standardOutput.write(Data(datagram.data.readableBytesView))
+        }
+    } catch let error as AsyncSocketError {
+        sender.cancel()
+        Terminal.error("error: \(error.message)")
+        throw ExitCode.failure
+    }
+    sender.cancel()
+}
+
+private func resolveUDPTarget(host: String, port: Int) async throws -> SocketAddress {
+    if let literal = try? SocketAddress(ipAddress: host, port: port) { return literal }
+    if host.lowercased() == "localhost" { return try SocketAddress(ipAddress: "127.0.0.1", port: port) }
+    return try await Task.detached { try SocketAddress.makeAddressResolvingHost(host, port: port) }.value
+}
+
+/// Reads stdin off the cooperative pool (a blocking read must not hold a Swift concurrency thread).
+private func readStandardInput(_ handle: FileHandle) async throws -> Data {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread {
+            continuation.resume(returning: handle.availableData)
+        }
+    }
+}

@@ -1,0 +1,154 @@
+import Dispatch
+import Foundation
+import NIOCore
+import Testing
+import TetherSockets
+
+@Suite(.timeLimit(.minutes(1)))
+struct AsyncUdpSocketSendingTests {
+    static let families: [(host: String, largest: Int)] = [("127.0.0.1", 65_507), ("::1", 65_527)]
+
+    @Test("datagrams of 0, 1, 9,216 and the largest size make the round trip", arguments: families)
+    func datagramsOfEverySizeMakeTheRoundTrip(host: String, largest: Int) async throws {
+        let echo = try await UDPEchoPeer.start(host: host)
+        let recorder = UdpRecorder(label: "round-trip")
+        let socket = recorder.makeSocket()
+        try socket.bind(toPort: 0, interface: host)
+        try socket.beginReceiving()
+        let sizes = [1, 9_216, 65_507, largest]
+        for (tag, size) in sizes.enumerated() {
+            socket.send(udpPattern(size, seed: UInt8(tag)), toHost: host, port: echo.port, withTimeout: 5, tag: tag)
+        }
+        let received = try await recorder.waitForReceived(sizes.count)
+        #expect(received == sizes.enumerated().map { udpPattern($0.element, seed: UInt8($0.offset)) })
+        #expect(recorder.events.filter { if case .sent = $0 { true } else { false } }.count == sizes.count)
+        #expect(
+            recorder.events.contains { if case .received(_, let port, _) = $0 { port == echo.port } else { false } }
+        )
+
+        // A zero-length datagram arrives as empty Data (Δ); the delegate face ignores empty sends.
+        let me = try SocketAddress(ipAddress: host, port: Int(socket.localPort()))
+        try await echo.socket.send(ByteBuffer(), to: me)
+        let withEmpty = try await recorder.waitForReceived(sizes.count + 1)
+        #expect(withEmpty.last == Data())
+        socket.send(Data(), toHost: host, port: echo.port, withTimeout: 5, tag: 99)
+        socket.send(Data([1]), toHost: host, port: echo.port, withTimeout: 5, tag: 100)
+        try await recorder.wait { $0.contains(.sent(tag: 100)) }
+        #expect(!recorder.events.contains(.sent(tag: 99)))
+        #expect(recorder.offQueueCallbacks == 0)
+        socket.close()
+        await echo.stop()
+    }
+
+    @Test("an over-limit datagram fails that send with EMSGSIZE and the socket stays usable", arguments: families)
+    func anOverLimitDatagramFailsOnlyThatSend(host: String, largest: Int) async throws {
+        let peer = try await UDPCollectingPeer(host: host)
+        let recorder = UdpRecorder(label: "over-limit")
+        let socket = recorder.makeSocket()
+        try socket.bind(toPort: 0, interface: host)
+        socket.send(udpPattern(largest + 1), toHost: host, port: UInt16(peer.port), withTimeout: 5, tag: 1)
+        socket.send(Data("after".utf8), toHost: host, port: UInt16(peer.port), withTimeout: 5, tag: 2)
+        try await recorder.waitForSendResults([1, 2])
+        #expect(recorder.events.contains(.notSent(tag: 1, code: 5, errno: .EMSGSIZE)))
+        #expect(recorder.events.contains(.sent(tag: 2)))
+        #expect(!socket.isClosed())
+        let datagrams = try await peer.wait(for: 1)
+        #expect(peer.payloads.first == Data("after".utf8))
+        #expect(datagrams.count == 1)
+        socket.close()
+        await peer.stop()
+    }
+
+    @Test("a connected socket sends without a destination and ignores other senders")
+    func aConnectedSocketIgnoresOtherSenders() async throws {
+        let partner = try await UDPCollectingPeer(host: "127.0.0.1")
+        let stranger = try await UDPSocket.bind(host: "127.0.0.1", port: 0)
+        let recorder = UdpRecorder(label: "connected")
+        let socket = recorder.makeSocket()
+        try socket.bind(toPort: 0, interface: "127.0.0.1")
+        try socket.connect(toHost: "127.0.0.1", onPort: UInt16(partner.port))
+        try await recorder.wait { $0.contains(.connected(port: UInt16(partner.port))) }
+        #expect(socket.isConnected())
+        #expect(socket.connectedPort() == UInt16(partner.port))
+        #expect(socket.connectedHost() == "127.0.0.1")
+
+        let me = try SocketAddress(ipAddress: "127.0.0.1", port: Int(socket.localPort()))
+        try await stranger.send(ByteBuffer(string: "from stranger"), to: me)
+        try await partner.socket.send(ByteBuffer(string: "from partner"), to: me)
+        try socket.beginReceiving()
+        try await recorder.waitForReceived(1)
+        // A sync point: this send's callback is queued after any delivery the datagrams above could cause.
+        socket.send(Data("reply".utf8), withTimeout: 5, tag: 1)
+        socket.send(Data("misdirected".utf8), toHost: "127.0.0.1", port: 9, withTimeout: 5, tag: 2)
+        try await recorder.waitForSendResults([1, 2])
+        #expect(recorder.receivedData == [Data("from partner".utf8)])
+        #expect(recorder.events.contains(.notSent(tag: 2, code: 1, errno: nil)))
+        try await partner.wait(for: 1)
+        #expect(partner.payloads == [Data("reply".utf8)])
+        socket.close()
+        try await stranger.close()
+        await partner.stop()
+    }
+
+    @Test("an unconnected socket refuses a send without destination")
+    func anUnconnectedSocketNeedsADestination() async throws {
+        let recorder = UdpRecorder(label: "no-destination")
+        let socket = recorder.makeSocket()
+        try socket.bind(toPort: 0, interface: "127.0.0.1")
+        socket.send(Data("x".utf8), withTimeout: 5, tag: 7)
+        socket.send(Data("x".utf8), toAddress: Data([1, 2, 3]), withTimeout: 5, tag: 8)
+        socket.send(Data("x".utf8), toHost: "", port: 9, withTimeout: 5, tag: 9)
+        try await recorder.waitForSendResults([7, 8, 9])
+        #expect(recorder.events.contains(.notSent(tag: 7, code: 1, errno: nil)))
+        #expect(recorder.events.contains(.notSent(tag: 8, code: 2, errno: nil)))
+        #expect(recorder.events.contains(.notSent(tag: 9, code: 2, errno: nil)))
+        #expect(!socket.isClosed())
+        socket.close()
+    }
+
+    @Test("a send filter that says no drops the datagram but reports it sent", arguments: [true, false])
+    func aSendFilterDropsDatagrams(isAsynchronous: Bool) async throws {
+        let peer = try await UDPCollectingPeer(host: "127.0.0.1")
+        let recorder = UdpRecorder(label: "send-filter")
+        let socket = recorder.makeSocket()
+        let filterQueue = DispatchQueue(label: "send-filter")
+        socket.setSendFilter(
+            { _, address, tag in
+                AsyncUdpSocket.isIPv4Address(address) && tag != 2
+            },
+            with: filterQueue,
+            isAsynchronous: isAsynchronous
+        )
+        for (tag, word) in ["one", "two", "three"].enumerated() {
+            socket.send(Data(word.utf8), toHost: "127.0.0.1", port: UInt16(peer.port), withTimeout: 5, tag: tag + 1)
+        }
+        try await recorder.waitForSendResults([1, 2, 3])
+        #expect(recorder.events == [.sent(tag: 1), .sent(tag: 2), .sent(tag: 3)])
+        try await peer.wait(for: 2)
+        #expect(peer.payloads == [Data("one".utf8), Data("three".utf8)])
+        socket.close()
+        await peer.stop()
+    }
+
+    @Test("sending to an address by sockaddr bytes, with IPv6 preferred for a name with both families")
+    func sendingToAddressesAndPreferences() async throws {
+        let v6 = try await UDPCollectingPeer(host: "::1")
+        let recorder = UdpRecorder(label: "prefer")
+        let socket = recorder.makeSocket()
+        socket.setPreferIPv6()
+        #expect(socket.isIPv6Preferred())
+        // "localhost" resolves to 127.0.0.1 and ::1 without DNS; IPv6 wins.
+        socket.send(Data("by name".utf8), toHost: "localhost", port: UInt16(v6.port), withTimeout: 5, tag: 1)
+        let address = try SocketAddress(ipAddress: "::1", port: v6.port)
+        var bytes = Data()
+        address.withSockAddr { pointer, length in bytes = Data(bytes: pointer, count: length) }
+        socket.send(Data("by address".utf8), toAddress: bytes, withTimeout: 5, tag: 2)
+        try await recorder.waitForSendResults([1, 2])
+        #expect(recorder.events == [.sent(tag: 1), .sent(tag: 2)])
+        try await v6.wait(for: 2)
+        #expect(v6.payloads == [Data("by name".utf8), Data("by address".utf8)])
+        #expect(!socket.isClosed())
+        socket.close()
+        await v6.stop()
+    }
+}

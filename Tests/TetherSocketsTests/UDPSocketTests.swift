@@ -1,0 +1,226 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import Testing
+import TetherSockets
+
+@Suite(.timeLimit(.minutes(1)))
+struct UDPSocketTests {
+    static let families: [(host: String, largest: Int)] = [("127.0.0.1", 65_507), ("::1", 65_527)]
+
+    @Test("datagrams of 0, 1, 9,216 and the largest size make the round trip", arguments: families)
+    func datagramsOfEverySizeMakeTheRoundTrip(host: String, largest: Int) async throws {
+        let echo = try await UDPEchoPeer.start(host: host)
+        let client = try await UDPCollectingPeer(host: host)
+        let sizes = [0, 1, 9_216, 65_507, largest]
+        for (index, size) in sizes.enumerated() {
+            try await client.socket.send(
+                ByteBuffer(bytes: udpPattern(size, seed: UInt8(index))),
+                toHost: host,
+                port: Int(echo.port)
+            )
+        }
+        let datagrams = try await client.wait(for: sizes.count)
+        #expect(client.payloads == sizes.enumerated().map { udpPattern($0.element, seed: UInt8($0.offset)) })
+        #expect(datagrams.allSatisfy { $0.remoteAddress.port == Int(echo.port) })
+        await client.stop()
+        await echo.stop()
+    }
+
+    @Test("an over-limit datagram throws EMSGSIZE for that send only", arguments: families)
+    func anOverLimitDatagramThrows(host: String, largest: Int) async throws {
+        let peer = try await UDPCollectingPeer(host: host)
+        let socket = try await UDPSocket.bind(host: host, port: 0)
+        let target = try SocketAddress(ipAddress: host, port: peer.port)
+        do {
+            try await socket.send(ByteBuffer(bytes: udpPattern(largest + 1)), to: target)
+            Issue.record("an over-limit datagram was sent")
+        } catch let error as AsyncSocketError {
+            #expect(error.domain == .posix)
+            #expect(error.posixErrorCode == .EMSGSIZE)
+        }
+        try await socket.send(ByteBuffer(string: "still open"), to: target)
+        try await peer.wait(for: 1)
+        #expect(peer.payloads == [Data("still open".utf8)])
+        try await socket.close()
+        await peer.stop()
+    }
+
+    @Test("a refused send (EACCES: broadcast without SO_BROADCAST) throws and the socket stays open")
+    func broadcastNeedsTheOption() async throws {
+        let receiver = try await UDPCollectingPeer(host: "0.0.0.0")
+        let socket = try await UDPSocket.bind(host: "127.0.0.1", port: 0)
+        let broadcast = try SocketAddress(ipAddress: "127.255.255.255", port: receiver.port)
+        do {
+            try await socket.send(ByteBuffer(string: "denied"), to: broadcast)
+            Issue.record("broadcast without SO_BROADCAST was sent")
+        } catch let error as AsyncSocketError {
+            #expect(error.posixErrorCode == .EACCES)
+        }
+        try await socket.setBroadcastEnabled(true)
+        try await socket.send(ByteBuffer(string: "to everyone"), to: broadcast)
+        try await receiver.wait(for: 1)
+        #expect(receiver.payloads == [Data("to everyone".utf8)])
+        try await socket.close()
+        await receiver.stop()
+    }
+
+    @Test("bad parameters and use after close throw")
+    func badParametersAndClose() async throws {
+        await #expect(throws: AsyncSocketError.self) { try await UDPSocket.bind(host: "", port: 0) }
+        await #expect(throws: AsyncSocketError.self) { try await UDPSocket.bind(host: "127.0.0.1", port: 70_000) }
+        let socket = try await UDPSocket.bind(host: "127.0.0.1", port: 0)
+        #expect(socket.localPort != 0)
+        await #expect(throws: AsyncSocketError.self) {
+            try await socket.send(ByteBuffer(string: "x"), toHost: "127.0.0.1", port: 0)
+        }
+        var first = socket.datagrams.makeAsyncIterator()
+        var second = socket.datagrams.makeAsyncIterator()
+        do {
+            _ = try await second.next()
+            Issue.record("a second iterator was served")
+        } catch let error as AsyncSocketError {
+            #expect(error.code == .badConfig)
+        }
+        try await socket.close()
+        try await socket.close()
+        let end = try await first.next()
+        #expect(end == nil)
+        do {
+            try await socket.send(ByteBuffer(string: "late"), toHost: "127.0.0.1", port: 9)
+            Issue.record("a send after close went out")
+        } catch let error as AsyncSocketError {
+            #expect(error.code == .closed)
+        }
+    }
+
+    @Test("a slow consumer makes the engine stop reading; the kernel drops the excess")
+    func aSlowConsumerStopsReading() async throws {
+        let receiver = try await UDPSocket.bind(host: "127.0.0.1", port: 0)
+        let sender = try await UDPSocket.bind(host: "127.0.0.1", port: 0)
+        let target = receiver.localAddress
+        let total = 3_000
+        for sequence in 0..<total {
+            try await sender.send(Self.numbered(sequence, size: 1_000), to: target)
+        }
+        // Nobody consumed yet. Now drain; sentinels (sent until one arrives) mark the end.
+        let seen = NIOLockedValueBox<[Int]>([])
+        let sentinelSeen = NIOLockedValueBox(false)
+        let consumer = Task {
+            for try await datagram in receiver.datagrams {
+                let sequence = Self.sequence(of: datagram.data)
+                if sequence >= 1_000_000 {
+                    sentinelSeen.withLockedValue { $0 = true }
+                    return
+                }
+                seen.withLockedValue { $0.append(sequence) }
+            }
+        }
+        var attempts = 0
+        while !sentinelSeen.withLockedValue({ $0 }) && attempts < 200 {
+            attempts += 1
+            try await sender.send(Self.numbered(1_000_000 + attempts, size: 8), to: target)
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        consumer.cancel()
+        let sequences = seen.withLockedValue { $0 }
+        #expect(sentinelSeen.withLockedValue { $0 })
+        #expect(sequences.first == 0)
+        #expect(sequences == sequences.sorted())
+        #expect(Set(sequences).count == sequences.count)
+        // The engine held at most its buffer (high watermark 512 + one read batch) plus what the kernel kept.
+        #expect(sequences.count < total, "received \(sequences.count) of \(total): the engine never stopped")
+        print("slow consumer: \(sequences.count) of \(total) datagrams kept, \(total - sequences.count) dropped")
+        try await sender.close()
+        try await receiver.close()
+    }
+
+    @Test("100,000 datagrams through the async face arrive intact and in order, loss counted")
+    func oneHundredThousandDatagrams() async throws {
+        let receiver = try await UDPSocket.bind(host: "127.0.0.1", port: 0)
+        let sender = try await UDPSocket.bind(host: "127.0.0.1", port: 0)
+        let target = receiver.localAddress
+        let total = 100_000
+        let window = 128
+        let progress = UDPProgress()
+        let consumer = Task { () -> (count: Int, corrupt: Int, outOfOrder: Int) in
+            var count = 0
+            var corrupt = 0
+            var outOfOrder = 0
+            var last = -1
+            for try await datagram in receiver.datagrams {
+                let sequence = Self.sequence(of: datagram.data)
+                if datagram.data != Self.numbered(sequence, size: 64) { corrupt += 1 }
+                if sequence <= last { outOfOrder += 1 }
+                last = sequence
+                count += 1
+                await progress.seen(sequence)
+                if sequence == total - 1 { break }
+            }
+            return (count, corrupt, outOfOrder)
+        }
+        for sequence in 0..<total {
+            try await sender.send(Self.numbered(sequence, size: 64), to: target)
+            // Pacing: at most `window` datagrams ahead of the newest one the consumer saw (losses do not stall it,
+            // later datagrams still advance the newest; a bounded wait covers a lost tail).
+            if sequence % 32 == 31 { await progress.wait(forAtLeast: sequence - window, timeout: .seconds(2)) }
+        }
+        let ending = Task {
+            try await Task.sleep(for: .seconds(5))
+            try await receiver.close()
+        }
+        let result = try await consumer.value
+        ending.cancel()
+        let lost = total - result.count
+        print("100,000 datagrams: \(result.count) received, \(lost) lost (\(Double(lost) / 1_000.0)%)")
+        #expect(result.corrupt == 0)
+        #expect(result.outOfOrder == 0)
+        // With pacing on loopback nothing should be lost; report it rather than hide it, and fail on more than 0.1%.
+        #expect(lost <= total / 1_000, "lost \(lost) of \(total)")
+        try await sender.close()
+        try? await receiver.close()
+    }
+
+    static func numbered(_ sequence: Int, size: Int) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        buffer.writeInteger(UInt32(truncatingIfNeeded: sequence))
+        for index in 4..<max(size, 4) { buffer.writeInteger(UInt8(truncatingIfNeeded: sequence &+ index)) }
+        return buffer
+    }
+
+    static func sequence(of buffer: ByteBuffer) -> Int {
+        Int(buffer.getInteger(at: buffer.readerIndex, as: UInt32.self) ?? 0)
+    }
+}
+
+/// The newest sequence number a consumer saw, awaitable.
+actor UDPProgress {
+    private var newest = -1
+    private var waiters: [(Int, CheckedContinuation<Void, Never>)] = []
+
+    func seen(_ sequence: Int) {
+        newest = max(newest, sequence)
+        let due = waiters.filter { $0.0 <= newest }
+        waiters.removeAll { $0.0 <= newest }
+        for (_, continuation) in due { continuation.resume() }
+    }
+
+    /// Returns once `sequence` (or a later one) was seen, or after `timeout`.
+    func wait(forAtLeast sequence: Int, timeout: Duration) async {
+        guard newest < sequence else { return }
+        let id = waiters.count
+        _ = id
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            await self?.expire(sequence)
+        }
+        await withCheckedContinuation { continuation in waiters.append((sequence, continuation)) }
+        timer.cancel()
+    }
+
+    private func expire(_ sequence: Int) {
+        let due = waiters.filter { $0.0 == sequence }
+        waiters.removeAll { $0.0 == sequence }
+        for (_, continuation) in due { continuation.resume() }
+    }
+}
