@@ -151,4 +151,22 @@ struct AsyncUdpSocketSendingTests {
         socket.close()
         await v6.stop()
     }
+
+    @Test("connect fails through didNotConnect when the address's family is disabled; bind to sockaddr bytes works")
+    func connectToADisabledFamily() async throws {
+        let recorder = UdpRecorder(label: "connect-fails")
+        let socket = recorder.makeSocket()
+        socket.setIPv6Enabled(false)
+        try socket.bind(toAddress: sockaddrBytes(try SocketAddress(ipAddress: "127.0.0.1", port: 0)))
+        #expect(socket.localHost() == "127.0.0.1")
+        try socket.connect(toHost: "::1", onPort: 9)
+        try await recorder.wait { $0.contains { if case .notConnected = $0 { true } else { false } } }
+        #expect(recorder.events == [.notConnected(code: 5)])
+        #expect(!socket.isConnected())
+        // The failed connect leaves an unconnected socket that may connect again.
+        try socket.connect(toHost: "127.0.0.1", onPort: 9)
+        try await recorder.wait { $0.contains(.connected(port: 9)) }
+        #expect(socket.connectedPort() == 9)
+        socket.close()
+    }
 }

@@ -154,7 +154,7 @@ struct UDPSocketTests {
                 if sequence <= last { outOfOrder += 1 }
                 last = sequence
                 count += 1
-                await progress.seen(sequence)
+                progress.seen(sequence)
                 if sequence == total - 1 { break }
             }
             return (count, corrupt, outOfOrder)
@@ -193,34 +193,52 @@ struct UDPSocketTests {
     }
 }
 
-/// The newest sequence number a consumer saw, awaitable.
-actor UDPProgress {
+/// The newest sequence number a consumer saw, awaitable (a lock, not an actor: it is updated per datagram).
+final class UDPProgress: @unchecked Sendable {
+    private let lock = NIOLock()
     private var newest = -1
-    private var waiters: [(Int, CheckedContinuation<Void, Never>)] = []
+    private var waiters: [(sequence: Int, id: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    private var nextID = 0
 
     func seen(_ sequence: Int) {
-        newest = max(newest, sequence)
-        let due = waiters.filter { $0.0 <= newest }
-        waiters.removeAll { $0.0 <= newest }
-        for (_, continuation) in due { continuation.resume() }
+        let due: [CheckedContinuation<Void, Never>] = lock.withLock {
+            newest = max(newest, sequence)
+            guard !waiters.isEmpty else { return [] }
+            let ready = waiters.filter { $0.sequence <= newest }.map(\.continuation)
+            waiters.removeAll { $0.sequence <= newest }
+            return ready
+        }
+        for continuation in due { continuation.resume() }
     }
 
-    /// Returns once `sequence` (or a later one) was seen, or after `timeout`.
+    /// Returns once `sequence` (or a later one) was seen, or after `timeout` (a lost tail must not stall the test).
     func wait(forAtLeast sequence: Int, timeout: Duration) async {
-        guard newest < sequence else { return }
-        let id = waiters.count
-        _ = id
-        let timer = Task { [weak self] in
-            try? await Task.sleep(for: timeout)
-            await self?.expire(sequence)
+        if lock.withLock({ newest >= sequence }) { return }
+        let id = lock.withLock { () -> Int in
+            nextID += 1
+            return nextID
         }
-        await withCheckedContinuation { continuation in waiters.append((sequence, continuation)) }
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            self.expire(id)
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let satisfied = lock.withLock { () -> Bool in
+                if newest >= sequence { return true }
+                waiters.append((sequence, id, continuation))
+                return false
+            }
+            if satisfied { continuation.resume() }
+        }
         timer.cancel()
     }
 
-    private func expire(_ sequence: Int) {
-        let due = waiters.filter { $0.0 == sequence }
-        waiters.removeAll { $0.0 == sequence }
-        for (_, continuation) in due { continuation.resume() }
+    private func expire(_ id: Int) {
+        let due: [CheckedContinuation<Void, Never>] = lock.withLock {
+            let ready = waiters.filter { $0.id == id }.map(\.continuation)
+            waiters.removeAll { $0.id == id }
+            return ready
+        }
+        for continuation in due { continuation.resume() }
     }
 }

@@ -71,6 +71,11 @@ final class UDPLife: UDPEngineOwner, @unchecked Sendable {
 
     /// Hands bound descriptors to NIO datagram channels running this life's engines.
     func adopt(ipv4: Int32?, ipv6: Int32?) {
+        // On the loop, never inline: a registration completing at once would report back into the socket's lock.
+        onLoop { me in me.startAdoption(ipv4: ipv4, ipv6: ipv6) }
+    }
+
+    private func startAdoption(ipv4: Int32?, ipv6: Int32?) {
         let descriptors = [(NIOBSDSocket.ProtocolFamily.inet, ipv4), (.inet6, ipv6)]
         pendingAdoptions = descriptors.filter { $0.1 != nil }.count
         for (family, fd) in descriptors {
