@@ -61,7 +61,7 @@ struct AsyncUdpSocketMulticastTests {
         member.close()
     }
 
-    @Test("the async face joins and leaves a group on lo", arguments: groups)
+    @Test("the async face joins and leaves a group on lo", arguments: [("224.0.0.198", "127.0.0.1", "127.0.0.1")])
     func asyncFaceJoinAndLeave(group: String, interface: String, loopback: String) async throws {
         let member = try await UDPCollectingPeer(host: group.contains(":") ? "::" : "0.0.0.0")
         try await member.socket.joinMulticastGroup(group, interface: interface)

@@ -169,4 +169,35 @@ struct AsyncUdpSocketSendingTests {
         #expect(socket.connectedPort() == 9)
         socket.close()
     }
+
+    @Test("a connected send refused by the peer (ECONNREFUSED) fails alone; the socket stays open")
+    func aRefusedConnectedSendFailsAlone() async throws {
+        // A port nobody listens on: bound, then closed.
+        let gone = try await UDPSocket.bind(host: "127.0.0.1", port: 0)
+        let port = UInt16(gone.localPort)
+        try await gone.close()
+        let recorder = UdpRecorder(label: "refused")
+        let socket = recorder.makeSocket()
+        socket.setIPv6Enabled(false)
+        try socket.connect(toHost: "127.0.0.1", onPort: port)
+        try await recorder.wait { $0.contains(.connected(port: port)) }
+        // The first datagram goes out; the ICMP port-unreachable answer (processed by the kernel soon after) makes a
+        // later send fail with ECONNREFUSED. Send one at a time until that happens (bounded).
+        var refusedTag: Int?
+        for tag in 1...50 where refusedTag == nil {
+            socket.send(Data("knock \(tag)".utf8), withTimeout: 5, tag: tag)
+            try await recorder.waitForSendResults([tag])
+            if recorder.events.contains(.notSent(tag: tag, code: 5, errno: .ECONNREFUSED)) { refusedTag = tag }
+        }
+        let refused = try #require(refusedTag)
+        #expect(refused > 1)
+        #expect(recorder.events.contains(.sent(tag: 1)))
+        // The error was reported to that send alone: the next send goes out and the socket stays open.
+        socket.send(Data("again".utf8), withTimeout: 5, tag: 100)
+        try await recorder.waitForSendResults([100])
+        #expect(recorder.events.last == .sent(tag: 100))
+        #expect(!socket.isClosed())
+        #expect(!recorder.events.contains { if case .closed = $0 { true } else { false } })
+        socket.close()
+    }
 }

@@ -31,7 +31,8 @@ final class UDPCollectingPeer: @unchecked Sendable {
     let socket: UDPSocket
     private let lock = NIOLock()
     private var received: [Datagram] = []
-    private var waiters: [(Int, CheckedContinuation<Void, any Error>)] = []
+    private var waiters: [(count: Int, id: Int, continuation: CheckedContinuation<Void, any Error>)] = []
+    private var nextID = 0
     private var pump: Task<Void, Never>?
 
     var port: Int { socket.localPort }
@@ -51,8 +52,8 @@ final class UDPCollectingPeer: @unchecked Sendable {
     private func add(_ datagram: Datagram) {
         let ready: [CheckedContinuation<Void, any Error>] = lock.withLock {
             received.append(datagram)
-            let due = waiters.filter { $0.0 <= received.count }.map(\.1)
-            waiters.removeAll { $0.0 <= received.count }
+            let due = waiters.filter { $0.count <= received.count }.map(\.continuation)
+            waiters.removeAll { $0.count <= received.count }
             return due
         }
         for continuation in ready { continuation.resume() }
@@ -61,12 +62,16 @@ final class UDPCollectingPeer: @unchecked Sendable {
     /// Waits until `count` datagrams arrived; throws after `timeout`.
     @discardableResult
     func wait(for count: Int, timeout: Duration = .seconds(10)) async throws -> [Datagram] {
+        let id = lock.withLock { () -> Int in
+            nextID += 1
+            return nextID
+        }
         let timer = Task {
             try? await Task.sleep(for: timeout)
             let stale = lock.withLock { () -> [CheckedContinuation<Void, any Error>] in
-                let all = waiters.map(\.1)
-                waiters.removeAll()
-                return all
+                let mine = waiters.filter { $0.id == id }.map(\.continuation)
+                waiters.removeAll { $0.id == id }
+                return mine
             }
             for continuation in stale { continuation.resume(throwing: UdpWaitTimedOut(events: [])) }
         }
@@ -74,7 +79,7 @@ final class UDPCollectingPeer: @unchecked Sendable {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let satisfied = lock.withLock { () -> Bool in
                 if received.count >= count { return true }
-                waiters.append((count, continuation))
+                waiters.append((count, id, continuation))
                 return false
             }
             if satisfied { continuation.resume() }

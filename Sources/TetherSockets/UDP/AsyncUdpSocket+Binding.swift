@@ -50,7 +50,7 @@ extension AsyncUdpSocket {
     }
 
     private func bind(ipv4: SocketAddress?, ipv6: SocketAddress?) throws {
-        let closed: Sockets? = try state.withLock { s in
+        try state.withLock { s in
             try checkDelegate(s)
             guard s.configuration.isIPv4Enabled || s.configuration.isIPv6Enabled else {
                 throw AsyncUdpSocketError.badConfig(
@@ -82,9 +82,7 @@ extension AsyncUdpSocket {
                 if let sockets { Self.release(sockets) }
                 throw error
             }
-            return nil
         }
-        _ = closed
     }
 
     /// Connects to `host` (resolved asynchronously): the result arrives as `didConnectToAddress`/`didNotConnect`.
@@ -385,6 +383,16 @@ extension AsyncUdpSocket {
             if sendBuffer > 0 {
                 try setOption(fd, SOL_SOCKET, SO_SNDBUF, Int32(sendBuffer), function: "setsockopt(SO_SNDBUF)")
             }
+            #if os(Linux)
+            // Linux delivers a group's datagrams to every wildcard-bound socket on the port once any socket joined
+            // it (IP_MULTICAST_ALL); off, a socket receives only the groups it joined, as on Darwin and in the
+            // original. (Both values are Linux-only constants; an older kernel without the IPv6 one is tolerated.)
+            if family == AF_INET {
+                try setOption(fd, Int32(IPPROTO_IP), 49, 0, function: "setsockopt(IP_MULTICAST_ALL)")
+            } else {
+                try? setOption(fd, Int32(IPPROTO_IPV6), 29, 0, function: "setsockopt(IPV6_MULTICAST_ALL)")
+            }
+            #endif
             if family == AF_INET6, ipv6Only {
                 // Linux: a separate IPv4 socket exists, so IPv4 senders never show up as ::ffff: addresses.
                 try setOption(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 1, function: "setsockopt(IPV6_V6ONLY)")

@@ -35,7 +35,7 @@ final class UDPEngine: ChannelInboundHandler {
     private(set) var context: ChannelHandlerContext?
     private weak var owner: (any UDPEngineOwner)?
     private var readRequested = false
-    private var fatalError: (any Error)?
+    private var lastError: (any Error)?
     /// Whether the owner wants datagrams now; setting it to true issues a read.
     var wantsReads = false {
         didSet { if wantsReads { requestRead() } }
@@ -83,13 +83,12 @@ final class UDPEngine: ChannelInboundHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // Non-fatal datagram errors (ECONNREFUSED after an ICMP reply) arrive here and leave the channel open;
-        // fatal ones are followed by channelInactive.
-        fatalError = error
-        if context.channel.isActive { fatalError = nil }
+        // a fatal one is followed by channelInactive, which reports it.
+        lastError = error
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        let error = fatalError
+        let error = lastError
         owner?.engineDidClose(self, error: error)
         context.fireChannelInactive()
     }
