@@ -26,7 +26,7 @@ extension DemoSteps {
 }
 
 /// Waits for the first datagram a delegate-face socket receives (bounded by 5 s).
-private final class UDPDemoClient: AsyncUdpSocketDelegate, @unchecked Sendable {
+private final class UDPDemoClient: AsyncUdpSocketDelegate {
     let queue = DispatchQueue(label: "demo.udp")
     private var continuation: CheckedContinuation<Data, any Error>?
     private var received: Data?
@@ -53,3 +53,6 @@ private final class UDPDemoClient: AsyncUdpSocketDelegate, @unchecked Sendable {
         continuation = nil
     }
 }
+
+// Its state is touched on `queue` only.
+extension UDPDemoClient: @unchecked Sendable {}

@@ -30,8 +30,8 @@ func runUDPServe(host: String, port: Int, discard: Bool) async throws {
     }
 }
 
-/// `tether nc --udp`: each line (or chunk) of standard input becomes one datagram to `host:port`; every datagram
-/// received is written to standard output. With `listen`, binds `host:port` and answers the last sender.
+/// `tether nc --udp`: each chunk of standard input (a line when typed) becomes one datagram to `host:port`; every
+/// datagram received is written to standard output. With `listen`, binds `host:port` and answers the last sender.
 func runUDPNetcat(host: String, port: Int, listen: Bool) async throws {
     Terminal.exitOnSignals()
     let socket: UDPSocket
@@ -50,7 +50,8 @@ func runUDPNetcat(host: String, port: Int, listen: Bool) async throws {
         Terminal.error("error: \(error.message)")
         throw ExitCode.failure
     }
-    // Standard input to the peer; its end ends the command (UDP has no close to wait for).
+    // Standard input to the peer. UDP has no close to wait for: at the end of input a client lingers one second for
+    // replies and exits; a listener keeps receiving until interrupted.
     let sender = Task {
         let input = FileHandle.standardInput
         while true {
@@ -66,6 +67,8 @@ func runUDPNetcat(host: String, port: Int, listen: Bool) async throws {
                 Terminal.error("send failed: \(error.message)")
             }
         }
+        guard !listen else { return }
+        try await Task.sleep(for: .seconds(1))
         try await socket.close()
     }
     do {

@@ -40,7 +40,7 @@ struct UdpWaitTimedOut: Error, CustomStringConvertible {
 
 /// A UDP delegate that records every callback, checks that each runs on its queue, and lets a test await a
 /// condition on the events (no sleeps).
-final class UdpRecorder: AsyncUdpSocketDelegate, @unchecked Sendable {
+final class UdpRecorder: AsyncUdpSocketDelegate {
     let queue: DispatchQueue
     private let lock = NIOLock()
     private var recorded: [UdpEvent] = []
@@ -168,3 +168,6 @@ final class UdpRecorder: AsyncUdpSocketDelegate, @unchecked Sendable {
 func udpPattern(_ count: Int, seed: UInt8 = 0) -> Data {
     Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &+ Int(seed)) })
 }
+
+// Its state is behind `lock`; callbacks arrive on `queue`.
+extension UdpRecorder: @unchecked Sendable {}

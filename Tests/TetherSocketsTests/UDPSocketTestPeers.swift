@@ -27,7 +27,7 @@ struct UDPEchoPeer {
 }
 
 /// An async-face socket that records the datagrams it receives; tests await a count (bounded).
-final class UDPCollectingPeer: @unchecked Sendable {
+final class UDPCollectingPeer {
     let socket: UDPSocket
     private let lock = NIOLock()
     private var received: [Datagram] = []
@@ -92,3 +92,6 @@ final class UDPCollectingPeer: @unchecked Sendable {
         await pump?.value
     }
 }
+
+// Its state is behind `lock`.
+extension UDPCollectingPeer: @unchecked Sendable {}

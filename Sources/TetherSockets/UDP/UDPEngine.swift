@@ -132,3 +132,7 @@ final class UDPEngine: ChannelInboundHandler {
         context.read()
     }
 }
+
+// A channel handler lives on its channel's event loop.
+@available(*, unavailable)
+extension UDPEngine: Sendable {}

@@ -14,7 +14,7 @@ import Darwin
 /// One life of an ``AsyncUdpSocket`` on its event loop: the engines of its sockets, the FIFO send queue (sends
 /// and the connect packet) and the received datagrams not delivered yet. Every member is touched on `loop` only,
 /// except the entry points, which hop there.
-final class UDPLife: UDPEngineOwner, @unchecked Sendable {
+final class UDPLife: UDPEngineOwner {
     enum Destination {
         case connected
         case host(String, port: Int)
@@ -443,9 +443,14 @@ final class UDPLife: UDPEngineOwner, @unchecked Sendable {
     }
 }
 
+// Entry points hop to `loop`; every other member is touched on `loop` only.
+extension UDPLife: @unchecked Sendable {}
+
 /// One datagram's write: whichever of its completion and its timer comes first reports it.
-private final class SendAttempt: @unchecked Sendable {
-    // Touched on the life's event loop only.
+private final class SendAttempt {
     var done = false
     var timer: Scheduled<Void>?
 }
+
+// Touched on the life's event loop only.
+extension SendAttempt: @unchecked Sendable {}

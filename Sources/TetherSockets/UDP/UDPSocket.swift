@@ -320,8 +320,7 @@ final class AsyncFaceUDPOwner: UDPEngineOwner {
 }
 
 /// The sequence's back-pressure delegate: asks the engine for more on its loop.
-final class DemandRelay: NIOAsyncSequenceProducerDelegate, @unchecked Sendable {
-    // Written once on the channel's loop before the channel becomes active, then only read.
+final class DemandRelay: NIOAsyncSequenceProducerDelegate, Sendable {
     private let target = NIOLockedValueBox<(UncheckedSendable<UDPEngine>, any EventLoop)?>(nil)
     private let ownerBox = NIOLockedValueBox<UncheckedSendable<AsyncFaceUDPOwner>?>(nil)
 

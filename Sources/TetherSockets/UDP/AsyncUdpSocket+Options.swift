@@ -1,0 +1,137 @@
+import Dispatch
+import Foundation
+import NIOCore
+import NIOPosix
+
+#if canImport(Glibc)
+import CNIOLinux
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension AsyncUdpSocket {
+    // MARK: options
+
+    /// Turns `SO_REUSEPORT` on or off on every socket (creating them if needed); set it before binding.
+    public func enableReusePort(_ flag: Bool) throws {
+        try state.withLock { s in
+            try createSocketsIfNeeded(&s)
+            for fd in [s.sockets?.fd4, s.sockets?.fd6].compactMap({ $0 }) {
+                try Self.setOption(fd, SOL_SOCKET, SO_REUSEPORT, flag ? 1 : 0, function: "setsockopt(SO_REUSEPORT)")
+            }
+        }
+    }
+
+    /// Turns `SO_BROADCAST` on or off on the IPv4 socket (creating sockets if needed); without one, does nothing.
+    public func enableBroadcast(_ flag: Bool) throws {
+        try state.withLock { s in
+            try createSocketsIfNeeded(&s)
+            guard let fd = s.sockets?.fd4 else { return }
+            try Self.setOption(fd, SOL_SOCKET, SO_BROADCAST, flag ? 1 : 0, function: "setsockopt(SO_BROADCAST)")
+        }
+    }
+
+    /// Sends IPv4 multicast through the interface with this IPv4 address (`IP_MULTICAST_IF`).
+    public func sendIPv4Multicast(onInterface interface: String) throws {
+        try state.withLock { s in
+            try createSocketsIfNeeded(&s)
+            guard let fd = s.sockets?.fd4 else {
+                throw AsyncUdpSocketError.badConfig("IPv4 socket is not available for IPv4 multicast")
+            }
+            guard let address = try? InterfaceResolver.resolve(interface)?.ipv4 else {
+                throw AsyncUdpSocketError.badParam("Unknown interface. Specify an interface with an IPv4 address.")
+            }
+            var value = Self.inAddr(address)
+            guard setsockopt(fd, Int32(IPPROTO_IP), IP_MULTICAST_IF, &value, socklen_t(MemoryLayout<in_addr>.size)) == 0
+            else { throw AsyncUdpSocketError.posix(errno, function: "setsockopt(IP_MULTICAST_IF)") }
+        }
+    }
+
+    /// Sends IPv6 multicast through the interface with this name (`IPV6_MULTICAST_IF`).
+    public func sendIPv6Multicast(onInterface interface: String) throws {
+        try state.withLock { s in
+            try createSocketsIfNeeded(&s)
+            guard let fd = s.sockets?.fd6 else {
+                throw AsyncUdpSocketError.badConfig("IPv6 socket is not available for IPv6 multicast")
+            }
+            let index = if_nametoindex(interface)
+            guard index != 0 else {
+                throw AsyncUdpSocketError.badParam("Unknown interface. Specify an interface by name (e.g. \"eth0\").")
+            }
+            try Self.setOption(fd, Int32(IPPROTO_IPV6), IPV6_MULTICAST_IF, Int32(index), function: "setsockopt")
+        }
+    }
+
+    /// Joins a multicast group (a numeric address) on any interface.
+    public func joinMulticastGroup(_ group: String) throws {
+        try joinMulticastGroup(group, onInterface: nil)
+    }
+
+    /// Joins a multicast group on `interface` (a name or one of its addresses; nil = any). Joining an IPv4 group
+    /// closes the IPv6 socket, and vice versa.
+    /// - Throws: `.badConfig` before bind or while connected, `.badParam` for a bad group or interface or a family
+    ///   mismatch, the POSIX error of the join.
+    public func joinMulticastGroup(_ group: String, onInterface interface: String?) throws {
+        try changeMembership(group, interface: interface, join: true)
+    }
+
+    /// Leaves a multicast group on any interface.
+    public func leaveMulticastGroup(_ group: String) throws {
+        try leaveMulticastGroup(group, onInterface: nil)
+    }
+
+    /// Leaves a multicast group joined on `interface`.
+    public func leaveMulticastGroup(_ group: String, onInterface interface: String?) throws {
+        try changeMembership(group, interface: interface, join: false)
+    }
+
+    private func changeMembership(_ group: String, interface: String?, join: Bool) throws {
+        let verb = join ? "join" : "leave"
+        try state.withLock { s in
+            guard let sockets = s.sockets, sockets.isBound else {
+                throw AsyncUdpSocketError.badConfig("Must bind a socket before \(verb)ing a multicast group.")
+            }
+            guard !sockets.isConnecting, sockets.connectedAddress == nil else {
+                throw AsyncUdpSocketError.badConfig("Cannot \(verb) a multicast group if connected.")
+            }
+            guard let groupAddress = try? SocketAddress(ipAddress: group, port: 0) else {
+                throw AsyncUdpSocketError.badParam("Unknown group. Specify valid group IP address.")
+            }
+            var interfaceIPv4: SocketAddress?
+            var interfaceIndex: UInt32 = 0
+            if let interface {
+                interfaceIPv4 = try? InterfaceResolver.resolve(interface)?.ipv4
+                interfaceIndex = Self.interfaceIndex(interface)
+                if interfaceIPv4 == nil && interfaceIndex == 0 {
+                    throw AsyncUdpSocketError.badParam(
+                        "Unknown interface. Specify valid interface by name (e.g. \"en1\") or IP address."
+                    )
+                }
+            }
+            if groupAddress.protocol == .inet, let fd = sockets.fd4, interface == nil || interfaceIPv4 != nil {
+                try Self.setMembership(
+                    fd,
+                    group: groupAddress,
+                    interfaceIPv4: interfaceIPv4,
+                    interfaceIndex: 0,
+                    join: join
+                )
+                closeFamily(&s, .inet6)
+            } else if groupAddress.protocol == .inet6, let fd = sockets.fd6, interface == nil || interfaceIndex != 0 {
+                try Self.setMembership(
+                    fd,
+                    group: groupAddress,
+                    interfaceIPv4: nil,
+                    interfaceIndex: interfaceIndex,
+                    join: join
+                )
+                closeFamily(&s, .inet)
+            } else {
+                throw AsyncUdpSocketError.badParam("Socket, group, and interface do not have matching IP versions")
+            }
+        }
+    }
+}
