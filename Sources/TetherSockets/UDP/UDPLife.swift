@@ -51,9 +51,7 @@ final class UDPLife: UDPEngineOwner {
     private var isSending = false
     private var closesAfterSending = false
     private var connected: SocketAddress?
-    private var received = CircularBuffer<AddressedEnvelope<ByteBuffer>>()
-    private var mode = AsyncUdpSocket.ReceiveMode.off
-    private var isFiltering = false
+    private var receiving = AsyncUdpSocket.ReceiveQueue()
 
     init(socket: AsyncUdpSocket, life: UInt64, loop: any EventLoop) {
         self.socket = socket
@@ -137,7 +135,7 @@ final class UDPLife: UDPEngineOwner {
         onLoop { me in
             me.isShutDown = true
             me.queue.removeAll()
-            me.received.removeAll()
+            me.receiving.removeAll()
             me.engines.removeAll()
             for channel in me.channels.values { channel.close(promise: nil) }
             me.channels.removeAll()
@@ -226,6 +224,7 @@ final class UDPLife: UDPEngineOwner {
             switch result {
             case .success:
                 connected = address
+                receiving.connectedPeer = address
                 socket.connectFinished(life: life, address: address)
                 let data = address.sockaddrData
                 socket.deliver(life: life) { sock, delegate in delegate.udpSocket(sock, didConnectToAddress: data) }
@@ -367,19 +366,18 @@ final class UDPLife: UDPEngineOwner {
 
     func setReceiveMode(_ newMode: AsyncUdpSocket.ReceiveMode) {
         onLoop { me in
-            me.mode = newMode
+            me.receiving.setMode(newMode)
             me.deliverReceived()
         }
     }
 
     func engine(_ engine: UDPEngine, didReceive datagram: AddressedEnvelope<ByteBuffer>) {
-        if let connected, datagram.remoteAddress != connected { return }
-        received.append(datagram)
+        guard receiving.arrived(datagram) else { return }
         deliverReceived()
     }
 
     private func updateReads() {
-        let wants = isReady && mode != .off && received.count < 64
+        let wants = isReady && receiving.wantsReads
         for engine in engines.values where engine.wantsReads != wants { engine.wantsReads = wants }
     }
 
@@ -389,7 +387,7 @@ final class UDPLife: UDPEngineOwner {
         let (filter, limit4, limit6) = socket.state.withLock { s in
             (s.receiveFilter, Int(s.configuration.maxReceiveIPv4), Int(s.configuration.maxReceiveIPv6))
         }
-        while !isFiltering, mode != .off, let datagram = received.popFirst() {
+        while let datagram = receiving.next() {
             var bytes = datagram.data
             let limit = datagram.remoteAddress.protocol == .inet ? limit4 : limit6
             if bytes.readableBytes > limit { bytes = bytes.getSlice(at: bytes.readerIndex, length: limit)! }
@@ -400,7 +398,7 @@ final class UDPLife: UDPEngineOwner {
                 continue
             }
             if let queue = filter.queue, filter.isAsynchronous {
-                isFiltering = true
+                receiving.filterStarted()
                 let me = UncheckedSendable(self)
                 queue.async {
                     var context: Any?
@@ -408,7 +406,7 @@ final class UDPLife: UDPEngineOwner {
                     let carried = UncheckedSendable(context)
                     me.value.loop.execute {
                         let life = me.value
-                        life.isFiltering = false
+                        life.receiving.filterEnded()
                         guard !life.isShutDown else { return }
                         if keep { life.hand(data, from: address, context: carried.value) }
                         life.deliverReceived()
@@ -439,7 +437,7 @@ final class UDPLife: UDPEngineOwner {
         socket.deliver(life: life) { sock, delegate in
             delegate.udpSocket(sock, didReceive: data, fromAddress: address, withFilterContext: carried.value)
         }
-        if mode == .once { mode = .off }
+        receiving.delivered()
     }
 }
 
