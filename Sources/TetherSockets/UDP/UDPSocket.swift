@@ -46,6 +46,11 @@ public final class UDPSocket: Sendable {
         self.localAddress = channel.localAddress!
     }
 
+    deinit {
+        // A socket dropped without close() still gives its descriptor back.
+        if !closed.withLockedValue({ $0 }) { channel.close(promise: nil) }
+    }
+
     /// Binds a datagram socket to `host` (an IP literal, `localhost` or a name, resolved once; the first address
     /// wins) and `port` (0 = any free port).
     /// - Parameters:
