@@ -17,6 +17,7 @@ struct DemoCommand: AsyncParsableCommand {
     static let steps: [(name: String, run: @Sendable () async throws -> String)] = [
         ("TCP, delegate face: the seed's STX frames, header and body read by tags", DemoSteps.delegateFaceFrames),
         ("TCP, async face: echo through TCPListener and TCPConnection", DemoSteps.asyncFaceEcho),
+        ("TCP, async face: frames(STXFrameCodec()) as an async sequence", DemoSteps.asyncFaceFrames),
         ("HTTP: URLConnection GET from an in-process server, then from the cache", { try await runHTTPDemoStep() }),
         ("Reachability: the current path", { try await runReachabilityDemoStep() }),
         ("Notes: CRUD on every store kind", { try await runNotesDemoStep() }),

@@ -41,6 +41,35 @@ extension DemoSteps {
             + "\"\(String(buffer: first.payload))\", CRC checked"
     }
 
+    /// The async face with a codec: a device answers each STX frame; the client iterates `frames(STXFrameCodec())`.
+    static func asyncFaceFrames() async throws -> String {
+        let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
+        let device = Task {
+            for try await connection in listener.connections {
+                for try await frame in connection.frames(STXFrameCodec()) {
+                    let reply = STXFrame(destination: frame.source, source: frame.destination, payload: frame.payload)
+                    try await connection.write(reply, using: STXFrameCodec())
+                }
+                try await connection.close()
+            }
+        }
+        defer { device.cancel() }
+        let client = try await TCPConnection.connect(host: "127.0.0.1", port: listener.localPort)
+        for index in 1...3 {
+            let frame = STXFrame(destination: 5, source: 1, bytes: Array("reading #\(index)".utf8))
+            try await client.write(frame, using: STXFrameCodec())
+        }
+        var replies: [STXFrame] = []
+        for try await reply in client.frames(STXFrameCodec()) {
+            replies.append(reply)
+            if replies.count == 3 { break }
+        }
+        try await client.close()
+        try await listener.close()
+        return
+            "\(replies.count) frames round-tripped, last dest=\(replies[2].destination) \"\(String(buffer: replies[2].payload))\""
+    }
+
     /// The async face: a listener task echoes; a client writes and reads back with typed reads.
     static func asyncFaceEcho() async throws -> String {
         let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import NIOCore
 import NIOPosix
+import TetherCore
 import TetherSockets
 
 /// `tether nc`: raw netcat over the async face.
@@ -19,6 +20,11 @@ struct NetcatCommand: AsyncParsableCommand {
 
     @Argument(help: "The port.")
     var port: Int
+
+    @Flag(help: "Print received bytes as a hex dump.")
+    var hex = false
+
+    @OptionGroup var framing: FrameOptions
 
     @OptionGroup var common: CommonOptions
 
@@ -46,8 +52,13 @@ struct NetcatCommand: AsyncParsableCommand {
             Terminal.error("error: \(error.message)")
             throw ExitCode.failure
         }
+        if framing.frame != nil {
+            try await runFramed(connection)
+            return
+        }
         // Standard input to the socket; its end half-closes. Not awaited: a read of stdin blocks its thread, and the
         // peer's close must end the command even while stdin stays open.
+        let hex = self.hex
         let sender = Task {
             let input = FileHandle.standardInput
             while true {
@@ -60,7 +71,11 @@ struct NetcatCommand: AsyncParsableCommand {
         // The socket to standard output; the peer's close ends the command.
         do {
             while let chunk = try await connection.readAvailable() {
-                FileHandle.standardOutput.write(Data(chunk.readableBytesView))
+                if hex {
+                    Terminal.line(chunk.hexDump(format: .detailed))
+                } else {
+                    FileHandle.standardOutput.write(Data(chunk.readableBytesView))
+                }
             }
         } catch let error as AsyncSocketError {
             sender.cancel()
@@ -69,6 +84,54 @@ struct NetcatCommand: AsyncParsableCommand {
         }
         sender.cancel()
         try? await connection.close()
+    }
+
+    /// `--frame`: each standard-input line is one frame; each received frame is printed as one line.
+    private func runFramed(_ connection: TCPConnection) async throws {
+        let framing = self.framing
+        let sender = Task {
+            for try await line in Self.standardInputLines() {
+                switch framing.frame {
+                case .stx:
+                    let frame = STXFrame(destination: framing.dest, source: framing.src, bytes: Array(line.utf8))
+                    try await connection.write(frame, using: framing.stxCodec)
+                case .length:
+                    try await connection.write(ByteBuffer(string: line), using: framing.lengthCodec)
+                case .line, nil:
+                    try await connection.write(ByteBuffer(string: line), using: framing.lineCodec)
+                }
+            }
+            try await connection.halfClose()
+        }
+        defer { sender.cancel() }
+        do {
+            switch framing.frame {
+            case .stx:
+                var frames = connection.frames(framing.stxCodec).makeAsyncIterator()
+                while let frame = try await frames.next() { Terminal.line(frame.cliDescription) }
+                if frames.codec.discardedByteCount > 0 {
+                    Terminal.error("discarded \(frames.codec.discardedByteCount) bytes while resynchronising")
+                }
+            case .length:
+                for try await frame in connection.frames(framing.lengthCodec) { Terminal.line(String(buffer: frame)) }
+            case .line, nil:
+                for try await frame in connection.frames(framing.lineCodec) { Terminal.line(String(buffer: frame)) }
+            }
+        } catch {
+            Terminal.error("error: \(error)")
+            throw ExitCode.failure
+        }
+        try? await connection.close()
+    }
+
+    /// Standard input's lines, read off the cooperative pool.
+    private static func standardInputLines() -> AsyncThrowingStream<String, any Error> {
+        AsyncThrowingStream { continuation in
+            Thread.detachNewThread {
+                while let line = readLine() { continuation.yield(line) }
+                continuation.finish()
+            }
+        }
     }
 
     /// Reads stdin off the cooperative pool (a blocking read must not hold a Swift concurrency thread).

@@ -1,5 +1,6 @@
 import ArgumentParser
 import NIOCore
+import TetherCore
 import TetherSockets
 
 /// `tether serve`: an echo or discard server on the async face.
@@ -21,6 +22,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Read and drop what each client sends.")
     var discard = false
 
+    @OptionGroup var framing: FrameOptions
+
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
@@ -39,19 +42,43 @@ struct ServeCommand: AsyncParsableCommand {
         }
         Terminal.line("listening on \(host):\(listener.localPort)")
         let discard = self.discard
+        let framing = self.framing
         try await withThrowingDiscardingTaskGroup { group in
             for try await connection in listener.connections {
                 group.addTask {
                     do {
-                        while let chunk = try await connection.readAvailable() {
-                            if !discard { try await connection.write(chunk) }
+                        switch framing.frame {
+                        case nil:
+                            while let chunk = try await connection.readAvailable() {
+                                if !discard { try await connection.write(chunk) }
+                            }
+                        case .stx:
+                            try await Self.echoFrames(connection, codec: framing.stxCodec, discard: discard)
+                        case .length:
+                            try await Self.echoFrames(connection, codec: framing.lengthCodec, discard: discard)
+                        case .line:
+                            try await Self.echoFrames(connection, codec: framing.lineCodec, discard: discard)
                         }
                     } catch {
                         // One client's failure never stops the server.
+                        Terminal.error("client: \(error)")
                     }
                     try? await connection.close()
                 }
             }
+        }
+    }
+
+    /// Decodes frames with `codec` and writes each back re-encoded (unless discarding).
+    private static func echoFrames<Codec: FrameCodec>(
+        _ connection: TCPConnection,
+        codec: Codec,
+        discard: Bool
+    )
+        async throws
+    {
+        for try await frame in connection.frames(codec) where !discard {
+            try await connection.write(frame, using: codec)
         }
     }
 }

@@ -134,6 +134,22 @@ struct TCPConnectionTests {
         try await connection.close()
     }
 
+    @Test func afterBothSidesCloseReadsDrainTheBufferThenEnd() async throws {
+        let (connection, peer, listener) = try await connectAsync()
+        defer { listener.close() }
+        try await connection.halfClose()
+        _ = try await onThread { peer.receiveToEnd() }
+        peer.send("last words")
+        peer.close()
+        // Give the channel time to see both ends closed before reading.
+        try await Task.sleep(for: .milliseconds(100))
+        let rest = try await connection.readAvailable(timeout: .seconds(5))
+        #expect(rest.map { String(buffer: $0) } == "last words")
+        #expect(try await connection.readAvailable() == nil)
+        await #expect(throws: AsyncSocketError.self) { try await connection.write(ByteBuffer(string: "x")) }
+        try await connection.close()
+    }
+
     @Test func operationsAfterCloseThrowClosed() async throws {
         let (connection, peer, listener) = try await connectAsync()
         defer {

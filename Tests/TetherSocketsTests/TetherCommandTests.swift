@@ -105,4 +105,51 @@ struct TetherCommandTests {
         process.waitUntilExit()
         #expect(process.terminationStatus == 64)
     }
+
+    @Test(.timeLimit(.minutes(1)))
+    func framedNetcatAgainstAFramedServerPrintsEachFrame() async throws {
+        let tether = try #require(
+            Self.locateExecutable(),
+            "build the tether executable first (swift build --build-tests)"
+        )
+        let server = Process()
+        server.executableURL = tether
+        server.arguments = ["serve", "--frame", "stx"]
+        let serverOutput = Pipe()
+        server.standardOutput = serverOutput
+        try server.run()
+        defer {
+            server.terminate()
+            server.waitUntilExit()
+        }
+        let firstLine = try await onThread { () -> String in
+            var line = Data()
+            while !line.contains(0x0A) {
+                let chunk = serverOutput.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                line.append(chunk)
+            }
+            return String(decoding: line, as: UTF8.self)
+        }
+        let port = try #require(
+            firstLine.split(separator: ":").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        )
+        let client = Process()
+        client.executableURL = tether
+        client.arguments = ["nc", "--frame", "stx", "--dest", "1", "--src", "2", "127.0.0.1", port]
+        let input = Pipe()
+        let output = Pipe()
+        client.standardInput = input
+        client.standardOutput = output
+        try client.run()
+        input.fileHandleForWriting.write(Data("hi\nhello\n".utf8))
+        try input.fileHandleForWriting.close()
+        let printed = try await onThread { () -> String in
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            client.waitUntilExit()
+            return String(decoding: data, as: UTF8.self)
+        }
+        #expect(printed == "dest=1 src=2 len=2 6869\ndest=1 src=2 len=5 68656c6c6f\n")
+        #expect(client.terminationStatus == 0)
+    }
 }

@@ -176,6 +176,8 @@ final class SocketEngine: ChannelInboundHandler {
     private var flushPending = false
     private var nextID: UInt64 = 0
     private var pendingError: AsyncSocketError?
+    /// The channel closed after a clean end of both directions; only buffered reads remain.
+    private var channelGone = false
     /// Set when the connection was never established and is being abandoned; a channel that arrives later closes.
     var isClosed: Bool { state == .closed }
 
@@ -256,6 +258,15 @@ final class SocketEngine: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        if state == .active && !policy.failuresCloseConnection && pendingError == nil {
+            // Async face, both directions ended cleanly (the peer closed after our half-close): reads go on serving
+            // the buffered bytes, then the end of the stream; writes fail.
+            inputClosed = true
+            channelGone = true
+            processReads()
+            context.fireChannelInactive()
+            return
+        }
         if state != .closed {
             if inputClosed || pendingError != nil {
                 close(error: pendingError ?? .closedByPeer)
@@ -293,6 +304,10 @@ final class SocketEngine: ChannelInboundHandler {
             if case .task(let continuation?) = waiter {
                 continuation.resume(throwing: AsyncSocketError.closedLocally)
             }
+            return nextID
+        }
+        if channelGone {
+            if case .task(let continuation?) = waiter { continuation.resume(throwing: AsyncSocketError.closedByPeer) }
             return nextID
         }
         let request = WriteRequest(

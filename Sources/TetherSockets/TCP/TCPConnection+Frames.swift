@@ -75,7 +75,8 @@ extension TCPConnection {
         /// Iterates the frames.
         public struct AsyncIterator: AsyncIteratorProtocol {
             let connection: TCPConnection
-            var codec: Codec
+            /// The codec as the iteration left it (e.g. `STXFrameCodec.discardedByteCount` after resynchronising).
+            public private(set) var codec: Codec
             var finished = false
 
             /// The next frame; nil at the end of the stream on a frame boundary.
