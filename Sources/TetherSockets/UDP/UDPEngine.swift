@@ -36,6 +36,7 @@ final class UDPEngine: ChannelInboundHandler {
     private weak var owner: (any UDPEngineOwner)?
     private var readRequested = false
     private var lastError: (any Error)?
+    private var pendingSendError: Int32?
     /// Whether the owner wants datagrams now; setting it to true issues a read.
     var wantsReads = false {
         didSet { if wantsReads { requestRead() } }
@@ -82,9 +83,13 @@ final class UDPEngine: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // Non-fatal datagram errors (ECONNREFUSED after an ICMP reply) arrive here and leave the channel open;
-        // a fatal one is followed by channelInactive, which reports it.
         lastError = error
+        // An ICMP error for a connected socket (ECONNREFUSED) sets the socket's pending error; NIO reads it when the
+        // socket reports it and leaves the channel open. Without NIO the kernel would fail the next send with it,
+        // so that is where it goes. A fatal error is followed by channelInactive, which reports it.
+        if context.channel.isActive, let io = error as? IOError, io.errnoCode == ECONNREFUSED {
+            pendingSendError = io.errnoCode
+        }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -97,6 +102,11 @@ final class UDPEngine: ChannelInboundHandler {
     func send(_ envelope: AddressedEnvelope<ByteBuffer>, promise: EventLoopPromise<Void>?) {
         guard let context, context.channel.isActive else {
             promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        if let pending = pendingSendError {
+            pendingSendError = nil
+            promise?.fail(IOError(errnoCode: pending, reason: "sendto"))
             return
         }
         if waitingInNIO == 0 {
