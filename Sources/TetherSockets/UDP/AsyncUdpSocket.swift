@@ -32,8 +32,10 @@ public typealias AsyncUdpSocketSendFilterBlock = @Sendable (_ data: Data, _ addr
 /// socket.send(Data("hello".utf8), toHost: "127.0.0.1", port: 9998, withTimeout: 5, tag: 1)
 /// ```
 ///
-/// Differences from the original (Δ): one send's error (`EMSGSIZE`, unreachable) fails that send only; zero-length
-/// datagrams are delivered; on Linux an IPv6 socket is IPv6-only.
+/// Differences from the original (Δ): one send's error (`EMSGSIZE`, `EACCES`, `ECONNREFUSED`, unreachable) fails that
+/// send only and the socket stays open; zero-length datagrams are delivered; on Linux an IPv6 socket is IPv6-only
+/// and receives only the multicast groups it joined (`IP_MULTICAST_ALL` off), as on Darwin. A socket whose system
+/// sockets exist is retained by its engine until it closes (call ``close()``).
 public final class AsyncUdpSocket: Sendable {
     enum Preference: Sendable {
         case neutral, ipv4, ipv6
