@@ -21,6 +21,9 @@ struct NetcatCommand: AsyncParsableCommand {
     @Argument(help: "The port.")
     var port: Int
 
+    @Flag(help: "Use UDP: each standard-input line is one datagram.")
+    var udp = false
+
     @Flag(help: "Print received bytes as a hex dump.")
     var hex = false
 
@@ -32,10 +35,15 @@ struct NetcatCommand: AsyncParsableCommand {
         if !(0...65_535).contains(port) || (!listen && port == 0) {
             throw ValidationError("The port must be within 1...65535 (0 only with --listen).")
         }
+        if udp && framing.frame != nil { throw ValidationError("--frame does not go with --udp.") }
     }
 
     func run() async throws {
         Terminal.exitOnSignals()
+        if udp {
+            try await runUDPNetcat(host: host, port: port, listen: listen)
+            return
+        }
         let connection: TCPConnection
         do {
             if listen {

@@ -22,6 +22,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Read and drop what each client sends.")
     var discard = false
 
+    @Flag(help: "Serve UDP: echo each datagram to its sender.")
+    var udp = false
+
     @OptionGroup var framing: FrameOptions
 
     @OptionGroup var common: CommonOptions
@@ -29,10 +32,15 @@ struct ServeCommand: AsyncParsableCommand {
     func validate() throws {
         if echo && discard { throw ValidationError("--echo and --discard exclude each other.") }
         if !(0...65_535).contains(port) { throw ValidationError("--port must be within 0...65535.") }
+        if udp && framing.frame != nil { throw ValidationError("--frame does not go with --udp.") }
     }
 
     func run() async throws {
         Terminal.exitOnSignals()
+        if udp {
+            try await runUDPServe(host: host, port: port, discard: discard)
+            return
+        }
         let listener: TCPListener
         do {
             listener = try await TCPListener.bind(host: host, port: port)
