@@ -4,10 +4,10 @@
 #
 #   scripts/fuzz.sh [executions] [fuzzer ...]      executions default 100000; fuzzers default: all
 #
-# Environment: FUZZ_SKIP_BUILD=1 reuses the last build; FUZZ_FLAGS adds libFuzzer flags; FUZZ_NICE (default 0) runs
-# the fuzzers at that niceness. The growing corpus lives in Fuzz/.build/corpus/<fuzzer>, crash inputs go to
-# Fuzz/.build/artifacts/, logs to Fuzz/.build/logs/. Exits non-zero if any fuzzer finds a crash, leak, timeout or
-# out-of-memory input.
+# Environment: FUZZ_SKIP_BUILD=1 reuses the last build; FUZZ_MAX_LEN (default 1024) caps the input size; FUZZ_FLAGS
+# adds libFuzzer flags; FUZZ_NICE (default 0) runs the fuzzers at that niceness. The growing corpus lives in
+# Fuzz/.build/corpus/<fuzzer>, crash inputs go to Fuzz/.build/artifacts/, logs to Fuzz/.build/logs/. Exits non-zero
+# if any fuzzer finds a crash, leak, timeout or out-of-memory input.
 set -euo pipefail
 
 cd "$(dirname "$0")/../Fuzz"
@@ -33,7 +33,7 @@ for fuzzer in "${fuzzers[@]}"; do
     set +e
     # Swift's own backtracer and ASan both want the crash signal; let ASan report.
     SWIFT_BACKTRACE=enable=no nice -n "${FUZZ_NICE:-0}" "$bin/$fuzzer" \
-        -runs="$runs" -max_len=4096 -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=64 \
+        -runs="$runs" -max_len="${FUZZ_MAX_LEN:-1024}" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=64 \
         -print_final_stats=1 -artifact_prefix=".build/artifacts/$fuzzer-" \
         ${FUZZ_FLAGS:-} "$corpus" "Seeds/$fuzzer" >"$log" 2>&1
     rc=$?
