@@ -7,6 +7,8 @@ import NIOPosix
 enum PeerMode: String {
     case echo
     case discard
+    /// Reads `--bytes` bytes from each client, then closes: uploads are timed until the peer has every byte.
+    case sink
     /// Sends `--bytes` bytes in 64 KiB buffers to each client, then closes.
     case source
     /// Accepts and holds connections.
@@ -55,6 +57,7 @@ enum PeerServer {
                     case .echo: handler = EchoHandler()
                     case .discard, .hold: handler = DiscardHandler()
                     case .source: handler = SourceHandler(total: bytes)
+                    case .sink: handler = SinkHandler(total: bytes)
                     }
                     try channel.pipeline.syncOperations.addHandler(handler)
                 }
@@ -111,6 +114,23 @@ final class SourceHandler: ChannelInboundHandler {
         context.flush()
         if sent >= total {
             context.close(mode: .output, promise: nil)
+        }
+    }
+}
+
+final class SinkHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    let total: Int
+    var received = 0
+
+    init(total: Int) {
+        self.total = total
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        received += unwrapInboundIn(data).readableBytes
+        if received >= total {
+            context.close(promise: nil)
         }
     }
 }

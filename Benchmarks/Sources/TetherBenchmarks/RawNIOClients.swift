@@ -56,12 +56,14 @@ enum RawNIO {
     static func asyncUpload(port: Int, total: Int) async throws {
         let channel = try await asyncChannel(port: port)
         let chunk = ByteBuffer(repeating: 0x41, count: 65_536)
-        try await channel.executeThenClose { _, outbound in
+        try await channel.executeThenClose { inbound, outbound in
             var sent = 0
             while sent < total {
                 try await outbound.write(chunk)
                 sent += chunk.readableBytes
             }
+            // Done when the peer, having every byte, closes.
+            for try await _ in inbound {}
         }
     }
 
@@ -104,6 +106,10 @@ final class UploadHandler: ChannelInboundHandler {
         self.done = done
     }
 
+    func channelInactive(context: ChannelHandlerContext) {
+        done.succeed()
+    }
+
     func channelActive(context: ChannelHandlerContext) { pump(context: context) }
     func channelWritabilityChanged(context: ChannelHandlerContext) { pump(context: context) }
 
@@ -111,13 +117,8 @@ final class UploadHandler: ChannelInboundHandler {
         while context.channel.isWritable && sent < total {
             sent += chunk.readableBytes
             if sent >= total {
-                let promise = context.eventLoop.makePromise(of: Void.self)
-                let done = self.done
-                promise.futureResult.whenComplete { result in
-                    context.close(promise: nil)
-                    done.completeWith(result)
-                }
-                context.writeAndFlush(wrapOutboundOut(chunk), promise: promise)
+                // Done when the peer, having every byte, closes.
+                context.writeAndFlush(wrapOutboundOut(chunk), promise: nil)
                 return
             }
             context.write(wrapOutboundOut(chunk), promise: nil)

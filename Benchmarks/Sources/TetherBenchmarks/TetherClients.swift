@@ -16,6 +16,8 @@ enum TetherClients {
             try await connection.write(chunk)
             sent += chunk.readableBytes
         }
+        // Done when the peer, having every byte, closes.
+        while try await connection.readAvailable() != nil {}
         try await connection.close()
     }
 
@@ -85,6 +87,11 @@ class Driver: AsyncSocketDelegate, @unchecked Sendable {
     func socketDidDisconnect(_ sock: AsyncSocket, withError err: (any Error)?) {
         finish(.failure(err ?? BenchmarkError(description: "disconnected")))
     }
+
+    // The witnesses live here: a subclass's methods only reach the protocol as overrides of these.
+    func socket(_ sock: AsyncSocket, didConnectToHost host: String, port: UInt16) {}
+    func socket(_ sock: AsyncSocket, didRead data: Data, withTag tag: Int) {}
+    func socket(_ sock: AsyncSocket, didWriteDataWithTag tag: Int) {}
 }
 
 final class UploadDriver: Driver, @unchecked Sendable {
@@ -97,8 +104,10 @@ final class UploadDriver: Driver, @unchecked Sendable {
         self.total = total
     }
 
-    func socket(_ sock: AsyncSocket, didConnectToHost host: String, port: UInt16) {
+    override func socket(_ sock: AsyncSocket, didConnectToHost host: String, port: UInt16) {
         for _ in 0..<16 { queueNext(sock) }
+        // The peer closes once it has every byte: that close ends the run.
+        sock.readData(withTimeout: -1, tag: 1)
     }
 
     private func queueNext(_ sock: AsyncSocket) {
@@ -107,13 +116,16 @@ final class UploadDriver: Driver, @unchecked Sendable {
         sock.write(chunk, withTimeout: -1, tag: 0)
     }
 
-    func socket(_ sock: AsyncSocket, didWriteDataWithTag tag: Int) {
+    override func socket(_ sock: AsyncSocket, didWriteDataWithTag tag: Int) {
         written += chunk.count
-        if written >= total {
+        queueNext(sock)
+    }
+
+    override func socketDidDisconnect(_ sock: AsyncSocket, withError err: (any Error)?) {
+        if (err as? AsyncSocketError)?.code == .closed && written >= total {
             finish(.success(()))
-            sock.disconnect()
         } else {
-            queueNext(sock)
+            super.socketDidDisconnect(sock, withError: err)
         }
     }
 }
@@ -121,11 +133,11 @@ final class UploadDriver: Driver, @unchecked Sendable {
 final class DownloadDriver: Driver, @unchecked Sendable {
     var count = 0
 
-    func socket(_ sock: AsyncSocket, didConnectToHost host: String, port: UInt16) {
+    override func socket(_ sock: AsyncSocket, didConnectToHost host: String, port: UInt16) {
         sock.readData(withTimeout: -1, tag: 0)
     }
 
-    func socket(_ sock: AsyncSocket, didRead data: Data, withTag tag: Int) {
+    override func socket(_ sock: AsyncSocket, didRead data: Data, withTag tag: Int) {
         count += data.count
         sock.readData(withTimeout: -1, tag: 0)
     }
@@ -147,12 +159,12 @@ final class PingPongDriver: Driver, @unchecked Sendable {
         remaining = roundTrips
     }
 
-    func socket(_ sock: AsyncSocket, didConnectToHost host: String, port: UInt16) {
+    override func socket(_ sock: AsyncSocket, didConnectToHost host: String, port: UInt16) {
         sock.write(request, withTimeout: -1, tag: 0)
         sock.readData(toLength: 64, withTimeout: -1, tag: 0)
     }
 
-    func socket(_ sock: AsyncSocket, didRead data: Data, withTag tag: Int) {
+    override func socket(_ sock: AsyncSocket, didRead data: Data, withTag tag: Int) {
         remaining -= 1
         if remaining == 0 {
             finish(.success(()))

@@ -34,7 +34,13 @@ struct Variant {
     var run: () async throws -> Void
 }
 
-func runSuite(_ title: String, unit: String, amount: Double, variants: [Variant], baselines: [String: String]) async throws {
+func runSuite(
+    _ title: String,
+    unit: String,
+    amount: Double,
+    variants: [Variant],
+    baselines: [String: String]
+) async throws {
     print("\n## \(title)")
     var best: [String: Double] = [:]
     var peaks: [String: Int] = [:]
@@ -59,7 +65,9 @@ func runSuite(_ title: String, unit: String, amount: Double, variants: [Variant]
             baselineName = baseline
             ratioText = String(format: "%.2f×", baseSeconds / best[variant.name]!)
         }
-        print("| \(variant.name) | \(format(rate, unit)) | \(baselineName) | \(ratioText) | \(mib(peaks[variant.name] ?? 0)) |")
+        print(
+            "| \(variant.name) | \(format(rate, unit)) | \(baselineName) | \(ratioText) | \(mib(peaks[variant.name] ?? 0)) |"
+        )
     }
 }
 
@@ -70,7 +78,7 @@ let tetherBaselines = [
 ]
 
 if only == nil || only == "bulk" {
-    let discard = try PeerProcess(mode: .discard)
+    let discard = try PeerProcess(mode: .sink, bytes: bulkBytes)
     try await runSuite(
         "Bulk upload: \(bulkBytes >> 20) MiB in 64 KiB writes, client → peer",
         unit: "B/s",
@@ -123,13 +131,21 @@ if only == nil || only == "pingpong" {
         unit: "rt/s",
         amount: Double(roundTrips),
         variants: [
-            Variant(name: "NIO handlers") { try await RawNIO.handlersPingPong(port: echo.port, roundTrips: roundTrips) },
-            Variant(name: "NIOAsyncChannel") { try await RawNIO.asyncPingPong(port: echo.port, roundTrips: roundTrips) },
+            Variant(name: "NIO handlers") {
+                try await RawNIO.handlersPingPong(port: echo.port, roundTrips: roundTrips)
+            },
+            Variant(name: "NIOAsyncChannel") {
+                try await RawNIO.asyncPingPong(port: echo.port, roundTrips: roundTrips)
+            },
             Variant(name: "Tether async face") {
                 try await TetherClients.asyncPingPong(port: echo.port, roundTrips: roundTrips)
             },
             Variant(name: "Tether delegate face (queue)") {
-                try await TetherClients.delegatePingPong(port: echo.port, roundTrips: roundTrips, delivery: .delegateQueue)
+                try await TetherClients.delegatePingPong(
+                    port: echo.port,
+                    roundTrips: roundTrips,
+                    delivery: .delegateQueue
+                )
             },
             Variant(name: "Tether delegate face (event loop)") {
                 try await TetherClients.delegatePingPong(port: echo.port, roundTrips: roundTrips, delivery: .eventLoop)

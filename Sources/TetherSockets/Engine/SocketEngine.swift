@@ -154,6 +154,8 @@ final class SocketEngine: ChannelInboundHandler {
 
     /// Writes larger than this are handed to NIO in slices of this size, so that progress can be reported.
     static let progressSliceSize = 256 * 1024
+    /// Buffered bytes past which, with no read waiting for them, the engine stops reading from the kernel.
+    static let pauseThreshold = 256 * 1024
 
     let eventLoop: any EventLoop
     var policy: Policy
@@ -173,6 +175,8 @@ final class SocketEngine: ChannelInboundHandler {
     private var closesAfterWrites = false
     private var inReadLoop = false
     private var isProcessingReads = false
+    /// Mirrors the channel's `autoRead` option (on from the start).
+    private var isAutoReading = true
     private var flushPending = false
     private var nextID: UInt64 = 0
     private var pendingError: AsyncSocketError?
@@ -545,14 +549,17 @@ final class SocketEngine: ChannelInboundHandler {
         }
     }
 
-    /// Reads from the kernel only when a queued read waits for bytes, or to hold one chunk while idle (so that a
-    /// peer's close is noticed); otherwise the kernel buffer holds the data (back-pressure).
+    /// Reads from the kernel while a queued read waits for bytes or while less than `pauseThreshold` bytes are
+    /// buffered; past that, with no read wanting them, the kernel holds the data (back-pressure), so a peer's close
+    /// is noticed once queued reads drain the buffer. The channel reads on its own (`autoRead`) while reading is
+    /// wanted, which keeps its read interest registered instead of re-arming it for every chunk.
     private func requestMoreDataIfNeeded() {
         guard state == .active, !inputClosed, let context else { return }
-        let wantsBytes = !reads.isEmpty && !readsPausedForTimeoutQuery
-        if wantsBytes || buffer.readableBytes == 0 {
-            context.read()
-        }
+        let wantsBytes =
+            (!reads.isEmpty && !readsPausedForTimeoutQuery) || buffer.readableBytes < Self.pauseThreshold
+        guard wantsBytes != isAutoReading else { return }
+        isAutoReading = wantsBytes
+        try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: wantsBytes)
     }
 
     private func armReadTimerIfNeeded() {

@@ -108,7 +108,6 @@ final class TCPConnector {
     private func attempt(_ destination: Destination) {
         guard !isFinished else { return }
         var bootstrap = ClientBootstrap(group: eventLoop)
-            .channelOption(.autoRead, value: false)
             .channelOption(.allowRemoteHalfClosure, value: true)
             .connectTimeout(.hours(24))
         let future: EventLoopFuture<any Channel>

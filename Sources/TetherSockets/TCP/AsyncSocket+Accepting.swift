@@ -107,7 +107,6 @@ extension AsyncSocket {
         for (fd, _) in descriptors {
             ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: 1024)
-                .childChannelOption(.autoRead, value: false)
                 .childChannelOption(.allowRemoteHalfClosure, value: true)
                 .childChannelInitializer { [self] channel in
                     channel.eventLoop.makeCompletedFuture {

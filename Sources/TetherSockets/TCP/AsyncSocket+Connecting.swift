@@ -115,7 +115,6 @@ extension AsyncSocket {
         let transfer = UncheckedSendable(adapter)
         loop.execute {
             ClientBootstrap(group: loop)
-                .channelOption(.autoRead, value: false)
                 .channelOption(.allowRemoteHalfClosure, value: true)
                 .withConnectedSocket(socketFD)
                 .whenComplete { result in

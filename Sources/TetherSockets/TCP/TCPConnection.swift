@@ -87,26 +87,30 @@ public final class TCPConnection: Sendable {
         let loop = eventLoopGroup.next()
         let timeAmount = TimeAmount(timeout)
         let connectorBox = NIOLockedValueBoxOfConnector()
-        let channel: any Channel = try await withTaskCancellationHandler {
-            try await loop.submit {
+        // The engine joins the pipeline in the same event-loop tick that connects the channel, so that no byte can
+        // arrive before it does.
+        let connection: TCPConnection = try await withTaskCancellationHandler {
+            try await loop.flatSubmit {
                 var options = TCPConnector.Options()
                 options.timeout = timeAmount
                 let connector = TCPConnector(target: target, options: options, eventLoop: loop)
                 connectorBox.set(NIOLoopBound(connector, eventLoop: loop))
-                return connector.start()
-            }.flatMap { $0 }.get()
+                return connector.start().flatMapThrowing { channel in
+                    do {
+                        return try adopt(channel, logger: logger)
+                    } catch {
+                        channel.close(promise: nil)
+                        throw AsyncSocketError.wrapping(error, function: "connect")
+                    }
+                }
+            }.get()
         } onCancel: {
             loop.execute {
                 connectorBox.get()?.value.cancel(with: CancellationError())
             }
         }
-        logger?.debug("connected", metadata: ["remote": "\(channel.remoteAddress.map { "\($0)" } ?? "?")"])
-        do {
-            return try await channel.eventLoop.submit { try adopt(channel, logger: logger) }.get()
-        } catch {
-            channel.close(promise: nil)
-            throw AsyncSocketError.wrapping(error, function: "connect")
-        }
+        logger?.debug("connected", metadata: ["remote": "\(connection.channel.remoteAddress.map { "\($0)" } ?? "?")"])
+        return connection
     }
 
     /// The peer's address.

@@ -49,7 +49,6 @@ public final class TCPListener: Sendable {
             channel = try await ServerBootstrap(group: eventLoopGroup)
                 .serverChannelOption(.backlog, value: Int32(clamping: backlog))
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .childChannelOption(.autoRead, value: false)
                 .childChannelOption(.allowRemoteHalfClosure, value: true)
                 .childChannelInitializer { child in
                     child.eventLoop.makeCompletedFuture {
