@@ -34,7 +34,8 @@ final class PeerProcess {
     }
 
     func stop() {
-        process.terminate()
+        // SIGKILL: the child does not always act on SIGTERM here, and waiting for it then never ends.
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 }

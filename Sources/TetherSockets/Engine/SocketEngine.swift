@@ -164,8 +164,9 @@ final class SocketEngine: ChannelInboundHandler {
     private var owner: (any SocketEngineOwner)?
     private var state = State.waitingForChannel
     private var buffer = ByteBuffer()
-    private var reads = CircularBuffer<ReadRequest>()
-    private var writes = CircularBuffer<WriteRequest>()
+    // Small initial queues: most connections have one operation at a time, and idle ones should cost little.
+    private var reads = CircularBuffer<ReadRequest>(initialCapacity: 2)
+    private var writes = CircularBuffer<WriteRequest>(initialCapacity: 2)
     private var readTimer: Scheduled<Void>?
     private var writeTimer: Scheduled<Void>?
     private var readsPausedForTimeoutQuery = false
