@@ -5,10 +5,6 @@ import TetherSockets
 
 /// The `tether` executable, run as a user would (built by `swift build --build-tests` next to the test bundle).
 struct TetherCommandTests {
-    static var executable: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("tether")
-    }
-
     static func locateExecutable() -> URL? {
         var directory = URL(fileURLWithPath: CommandLine.arguments[0])
         for _ in 0..<4 {
@@ -19,22 +15,18 @@ struct TetherCommandTests {
         return nil
     }
 
-    @Test(.timeLimit(.minutes(1)))
-    func serveEchoesAndPrintsItsPortFirst() async throws {
+    /// Starts `tether` with `arguments` and returns it with the first line it printed.
+    static func startServer(_ arguments: [String]) async throws -> (Process, String) {
         let tether = try #require(
-            Self.locateExecutable(),
+            locateExecutable(),
             "build the tether executable first (swift build --build-tests)"
         )
         let process = Process()
         process.executableURL = tether
-        process.arguments = ["serve", "--port", "0"]
+        process.arguments = arguments
         let output = Pipe()
         process.standardOutput = output
         try process.run()
-        defer {
-            process.terminate()
-            process.waitUntilExit()
-        }
         let firstLine = try await onThread { () -> String in
             var line = Data()
             while !line.contains(0x0A) {
@@ -43,6 +35,16 @@ struct TetherCommandTests {
                 line.append(chunk)
             }
             return String(decoding: line, as: UTF8.self)
+        }
+        return (process, firstLine)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func serveEchoesAndPrintsItsPortFirst() async throws {
+        let (process, firstLine) = try await Self.startServer(["serve", "--port", "0"])
+        defer {
+            process.terminate()
+            process.waitUntilExit()
         }
         let prefix = "listening on 127.0.0.1:"
         #expect(firstLine.hasPrefix(prefix))
@@ -112,24 +114,10 @@ struct TetherCommandTests {
             Self.locateExecutable(),
             "build the tether executable first (swift build --build-tests)"
         )
-        let server = Process()
-        server.executableURL = tether
-        server.arguments = ["serve", "--frame", "stx"]
-        let serverOutput = Pipe()
-        server.standardOutput = serverOutput
-        try server.run()
+        let (server, firstLine) = try await Self.startServer(["serve", "--frame", "stx"])
         defer {
             server.terminate()
             server.waitUntilExit()
-        }
-        let firstLine = try await onThread { () -> String in
-            var line = Data()
-            while !line.contains(0x0A) {
-                let chunk = serverOutput.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                line.append(chunk)
-            }
-            return String(decoding: line, as: UTF8.self)
         }
         let port = try #require(
             firstLine.split(separator: ":").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
