@@ -13,6 +13,8 @@ enum PeerMode: String {
     case source
     /// Accepts and holds connections.
     case hold
+    /// Sends `--bytes` pipelined STX frames (32-byte payloads) to each client.
+    case frames
 }
 
 final class PeerProcess {
@@ -59,6 +61,7 @@ enum PeerServer {
                     case .discard, .hold: handler = DiscardHandler()
                     case .source: handler = SourceHandler(total: bytes)
                     case .sink: handler = SinkHandler(total: bytes)
+                    case .frames: handler = FrameSourceHandler(wire: FramingBenchmarks.wire(count: bytes))
                     }
                     try channel.pipeline.syncOperations.addHandler(handler)
                 }
@@ -133,5 +136,26 @@ final class SinkHandler: ChannelInboundHandler {
         if received >= total {
             context.close(promise: nil)
         }
+    }
+}
+
+final class FrameSourceHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+    var wire: ByteBuffer
+
+    init(wire: ByteBuffer) {
+        self.wire = wire
+    }
+
+    func channelActive(context: ChannelHandlerContext) { pump(context: context) }
+    func channelWritabilityChanged(context: ChannelHandlerContext) { pump(context: context) }
+
+    private func pump(context: ChannelHandlerContext) {
+        while context.channel.isWritable, wire.readableBytes > 0 {
+            let slice = wire.readSlice(length: min(65_536, wire.readableBytes))!
+            context.write(wrapOutboundOut(slice), promise: nil)
+        }
+        context.flush()
     }
 }

@@ -156,6 +156,39 @@ if only == nil || only == "pingpong" {
     echo.stop()
 }
 
+if only == nil || only == "framing" {
+    let frameCount = quick ? 100_000 : 1_000_000
+    let frames = try PeerProcess(mode: .frames, bytes: frameCount)
+    try await runSuite(
+        "Framing: \(frameCount) pipelined STX frames with 32-byte payloads",
+        unit: "frames/s",
+        amount: Double(frameCount),
+        variants: [
+            Variant(name: "(a) hand-written ByteToMessageDecoder") {
+                try await FramingBenchmarks.pipeline(port: frames.port, count: frameCount, handWritten: true)
+            },
+            Variant(name: "(b) FrameDecoder(STXFrameCodec())") {
+                try await FramingBenchmarks.pipeline(port: frames.port, count: frameCount, handWritten: false)
+            },
+            Variant(name: "(c) NIOAsyncChannel over (a)") {
+                try await FramingBenchmarks.asyncChannel(port: frames.port, count: frameCount)
+            },
+            Variant(name: "(d) Tether frames(STXFrameCodec())") {
+                try await FramingBenchmarks.tetherFrames(port: frames.port, count: frameCount)
+            },
+            Variant(name: "(e) Tether delegate face, tags 10/11") {
+                try await FramingBenchmarks.tetherDelegate(port: frames.port, count: frameCount)
+            },
+        ],
+        baselines: [
+            "(b) FrameDecoder(STXFrameCodec())": "(a) hand-written ByteToMessageDecoder",
+            "(d) Tether frames(STXFrameCodec())": "(c) NIOAsyncChannel over (a)",
+            "(e) Tether delegate face, tags 10/11": "(a) hand-written ByteToMessageDecoder",
+        ]
+    )
+    frames.stop()
+}
+
 if only == nil || only == "memory" {
     try await IdleMemory.run(connections: idleConnections)
 }
