@@ -44,6 +44,9 @@ func runSuite(
     print("\n## \(title)")
     var best: [String: Double] = [:]
     var peaks: [String: Int] = [:]
+    // TETHER_BENCH_VARIANT=<name prefix> runs one variant alone (for profiling it).
+    let chosen = ProcessInfo.processInfo.environment["TETHER_BENCH_VARIANT"]
+    let variants = variants.filter { chosen == nil || $0.name.hasPrefix(chosen!) }
     for round in 1...rounds {
         for variant in variants {
             let before = residentBytes()
@@ -58,7 +61,8 @@ func runSuite(
     print("| variant | rate | vs | ratio | peak RSS growth |")
     print("|---|---|---|---|---|")
     for variant in variants {
-        let rate = amount / best[variant.name]!
+        guard let seconds = best[variant.name] else { continue }
+        let rate = amount / seconds
         var ratioText = "—"
         var baselineName = "—"
         if let baseline = baselines[variant.name], let baseSeconds = best[baseline] {
