@@ -43,6 +43,10 @@ struct AsyncSocketConnectingTests {
     @Test func localhostReachesAnIPv6OnlyListenerThroughTheAlternateFamily() async throws {
         let server = try EchoServer(interface: "::1")
         defer { server.stop() }
+        // Hold the same port on 127.0.0.1 without listening, so the IPv4 attempt is refused for sure (tests run in
+        // parallel: otherwise another test's IPv4 listener could own that port number).
+        let blocker = try BoundSocket(host: "127.0.0.1", port: server.port)
+        defer { blocker.close() }
         let recorder = SocketRecorder()
         let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
         #expect(client.isIPv4PreferredOverIPv6)
@@ -114,6 +118,17 @@ struct AsyncSocketConnectingTests {
         let events = try await recorder.wait { $0.contains { if case .connected = $0 { true } else { false } } }
         #expect(events.first == .connected(host: "::1", port: server.port))
         client.disconnect()
+    }
+
+    @Test func aNameWithOnlyADisabledFamilyReportsOther() async throws {
+        let recorder = SocketRecorder()
+        let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        client.isIPv4Enabled = false
+        try client.connect(toHost: "127.0.0.1", onPort: 9, withTimeout: 5)
+        let error = try #require(try await recorder.waitForDisconnect())
+        #expect(error.code == .other)
+        #expect(error.message == "IPv4 has been disabled and DNS lookup found no IPv6 address.")
+        #expect(recorder.events.count == 1)
     }
 
     @Test func connectsToSockaddrBytes() async throws {

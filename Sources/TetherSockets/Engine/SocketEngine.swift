@@ -9,23 +9,19 @@ enum ReadWaiter {
     /// Async face: resumed with the bytes, or `nil` for an end of stream that `readAvailable` reports.
     case task(CheckedContinuation<ByteBuffer?, any Error>)
     /// Async face: one frame decoded by the caller's codec, on the event loop.
-    case frame(FrameReadOperation)
+    case frame(any FrameReadOperation)
 }
 
 /// A frame read: decodes one frame from the engine's buffer with the caller's codec. Type-erased so that the engine
-/// stays non-generic; the generic subclass lives with the async face.
-class FrameReadOperation {
+/// stays non-generic; the generic implementation lives with the async face.
+protocol FrameReadOperation: AnyObject {
     /// Tries to decode one frame. Returns true when the operation finished (a frame, the end of the stream, or an
     /// error were handed to the waiting task); false when more bytes are needed. On a throw of the codec the bytes
     /// stay in `buffer`.
-    func attempt(_ buffer: inout ByteBuffer, inputClosed: Bool) -> Bool {
-        fatalError("FrameReadOperation.attempt must be overridden")
-    }
+    func attempt(_ buffer: inout ByteBuffer, inputClosed: Bool) -> Bool
 
     /// Ends the operation with `error` (close, cancellation).
-    func fail(_ error: any Error) {
-        fatalError("FrameReadOperation.fail must be overridden")
-    }
+    func fail(_ error: any Error)
 }
 
 /// Where a queued write's completion goes.

@@ -28,7 +28,6 @@ final class TCPConnector {
     private var attempts: [EventLoopFuture<any Channel>] = []
     private var failures = 0
     private var attemptCount = 0
-    private var lastError: (any Error)?
     private var timer: Scheduled<Void>?
     private var alternateTimer: Scheduled<Void>?
     private var alternate: SocketAddress?
@@ -119,8 +118,7 @@ final class TCPConnector {
                 let localAddress = address.protocol == .inet ? local.ipv4 : local.ipv6
                 guard let localAddress else {
                     attemptFailed(
-                        AsyncSocketError.badParam("The interface has no address of the destination's family"),
-                        alternateMayFollow: true
+                        AsyncSocketError.badParam("The interface has no address of the destination's family")
                     )
                     return
                 }
@@ -141,15 +139,14 @@ final class TCPConnector {
                     finish(.success(channel))
                 }
             case .failure(let error):
-                attemptFailed(AsyncSocketError.wrapping(error, function: "connect"), alternateMayFollow: true)
+                attemptFailed(AsyncSocketError.wrapping(error, function: "connect"))
             }
         }
     }
 
-    private func attemptFailed(_ error: any Error, alternateMayFollow: Bool) {
+    private func attemptFailed(_ error: any Error) {
         guard !isFinished else { return }
         failures += 1
-        lastError = error
         if let timer = alternateTimer, let alternate {
             // The preferred family failed before the delay ran out: try the other one now.
             timer.cancel()

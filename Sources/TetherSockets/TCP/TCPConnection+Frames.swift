@@ -102,7 +102,7 @@ final class CodecFrameRead<Codec: FrameCodec>: FrameReadOperation {
         self.continuation = continuation
     }
 
-    override func attempt(_ buffer: inout ByteBuffer, inputClosed: Bool) -> Bool {
+    func attempt(_ buffer: inout ByteBuffer, inputClosed: Bool) -> Bool {
         do {
             if case .frame(let frame) = try codec.decode(from: &buffer) {
                 finish(.success((frame, codec)))
@@ -126,7 +126,7 @@ final class CodecFrameRead<Codec: FrameCodec>: FrameReadOperation {
         return true
     }
 
-    override func fail(_ error: any Error) {
+    func fail(_ error: any Error) {
         finish(.failure(error))
     }
 

@@ -193,3 +193,22 @@ final class EchoServer: @unchecked Sendable {
         for child in recorder.acceptedSockets { child.disconnect() }
     }
 }
+
+/// A socket bound to an address but not listening: connections to it are refused, and nobody else can bind it.
+final class BoundSocket: @unchecked Sendable {
+    let fd: Int32
+
+    init(host: String, port: UInt16) throws {
+        let address = try SocketAddress(ipAddress: host, port: Int(port))
+        let fd = socket(address.protocol == .inet ? AF_INET : AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+        let status = address.withSockAddr { Glibc.bind(fd, $0, socklen_t($1)) }
+        guard status == 0 else {
+            let code = errno
+            _ = Glibc.close(fd)
+            throw POSIXError(POSIXErrorCode(rawValue: code)!)
+        }
+        self.fd = fd
+    }
+
+    func close() { _ = Glibc.close(fd) }
+}
