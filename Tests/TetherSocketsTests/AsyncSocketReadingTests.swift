@@ -120,9 +120,14 @@ struct AsyncSocketReadingTests {
         let connection = try await connectToRawPeer()
         defer { connection.close() }
         connection.recorder.timeoutExtensions = [0.2]
+        // "abc" must be buffered before the timed read starts, or a loaded machine could fire the first
+        // timeout before the bytes arrive: one 4-byte send arrives in one kernel read, the first read
+        // takes one byte and leaves the other three buffered.
+        connection.socket.readData(toLength: 1, withTimeout: -1, tag: 5)
+        connection.peer.send("xabc")
+        try await connection.recorder.wait { $0.contains(.read(Data("x"), tag: 5)) }
         connection.socket.readData(toLength: 10, withTimeout: 0.2, tag: 6)
         connection.socket.readData(toLength: 1, withTimeout: -1, tag: 7)
-        connection.peer.send("abc")
         let error = try #require(try await connection.recorder.waitForDisconnect())
         #expect(error.code == .readTimeout)
         #expect(error.message == "Read operation timed out")
