@@ -35,6 +35,10 @@ final class EngineProbe: SocketEngineOwner {
         respond(timeoutAnswer)
     }
     func engineReadStreamDidClose(_ engine: SocketEngine) { events.append("read stream closed") }
+    func engineDidSecure(_ engine: SocketEngine, negotiatedProtocol: String?) { events.append("secured") }
+    func engine(_ engine: SocketEngine, didReceive trust: TLSPeerTrust, answer: @escaping @Sendable (Bool) -> Void) {
+        answer(false)
+    }
     func engineDidClose(_ engine: SocketEngine, error: AsyncSocketError?) { closeError = .some(error) }
 }
 

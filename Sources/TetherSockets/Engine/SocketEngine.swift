@@ -1,6 +1,8 @@
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOSSL
+import NIOTLS
 
 /// Where a queued read's result goes: a delegate callback (by tag) or an awaiting task.
 enum ReadWaiter {
@@ -75,6 +77,10 @@ protocol SocketEngineOwner: AnyObject {
     )
     /// The peer closed its side and the engine keeps the connection open for writing.
     func engineReadStreamDidClose(_ engine: SocketEngine)
+    /// The TLS handshake finished (and pinning passed); `negotiatedProtocol` is the ALPN result.
+    func engineDidSecure(_ engine: SocketEngine, negotiatedProtocol: String?)
+    /// Manual trust evaluation: `answer` may be called from any thread, any time; the first answer counts.
+    func engine(_ engine: SocketEngine, didReceive trust: TLSPeerTrust, answer: @escaping @Sendable (Bool) -> Void)
     /// The connection ended; called exactly once per engine. `nil` for a local, requested close.
     func engineDidClose(_ engine: SocketEngine, error: AsyncSocketError?)
 }
@@ -181,6 +187,13 @@ final class SocketEngine: ChannelInboundHandler {
     private var channelGone = false
     /// Set when the connection was never established and is being abandoned; a channel that arrives later closes.
     var isClosed: Bool { state == .closed }
+    /// The requested upgrade until the connection is secure: operations after its barrier wait for it.
+    private var tls: TLSUpgrade?
+    private var tlsHandler: NIOSSLHandler?
+    private var tlsTimer: Scheduled<Void>?
+    private var trustRejected = false
+    /// True once a TLS handshake completed (one upgrade per connection).
+    private(set) var isSecure = false
 
     init(eventLoop: any EventLoop, owner: any SocketEngineOwner, policy: Policy) {
         self.eventLoop = eventLoop
@@ -210,14 +223,28 @@ final class SocketEngine: ChannelInboundHandler {
         state = .active
         owner?.engineDidActivate(self)
         guard state == .active else { return }
+        sendHeldWrites()
+        startCurrentWrite()
+        processReads()
+        startHandshakeIfReady()
+    }
+
+    /// Hands the writes held back (before the channel was active, or behind a TLS marker) to the channel, up to
+    /// the TLS marker if one is pending.
+    private func sendHeldWrites() {
         for index in writes.indices {
+            guard !isBehindTLS(writes[index].id) else { break }
             if let bytes = writes[index].pending {
                 writes[index].pending = nil
                 send(bytes, id: writes[index].id)
             }
         }
-        startCurrentWrite()
-        processReads()
+    }
+
+    /// Whether operation `id` was queued after a `startTLS` whose handshake has not completed.
+    private func isBehindTLS(_ id: UInt64) -> Bool {
+        guard let tls else { return false }
+        return id > tls.barrier
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -249,16 +276,27 @@ final class SocketEngine: ChannelInboundHandler {
         if let event = event as? ChannelEvent, event == .inputClosed {
             inputClosed = true
             processReads()
+        } else if let event = event as? TLSUserEvent, case .handshakeCompleted(let negotiated) = event {
+            handshakeCompleted(negotiatedProtocol: negotiated)
         } else {
             context.fireUserInboundEventTriggered(event)
         }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        close(error: AsyncSocketError.wrapping(error, function: "read"))
+        if trustRejected {
+            close(error: .tls(AsyncSocketError.peerCertificateRejected.message, underlying: error))
+        } else {
+            close(error: AsyncSocketError.wrapping(error, function: "read"))
+        }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        if tlsHandler != nil, tls != nil, state == .active {
+            close(error: pendingError ?? .tls("The peer closed the connection during the TLS handshake", underlying: nil))
+            context.fireChannelInactive()
+            return
+        }
         if state == .active && !policy.failuresCloseConnection && pendingError == nil {
             // Async face, both directions ended cleanly (the peer closed after our half-close): reads go on serving
             // the buffered bytes, then the end of the stream; writes fail.
@@ -311,15 +349,16 @@ final class SocketEngine: ChannelInboundHandler {
             if case .task(let continuation?) = waiter { continuation.resume(throwing: AsyncSocketError.closedByPeer) }
             return nextID
         }
+        let sendsNow = state == .active && tls == nil
         let request = WriteRequest(
             id: nextID,
             total: bytes.readableBytes,
-            pending: state == .active ? nil : bytes,
+            pending: sendsNow ? nil : bytes,
             timeout: timeout,
             waiter: waiter
         )
         writes.append(request)
-        if state == .active {
+        if sendsNow {
             send(bytes, id: nextID)
             if writes.count == 1 { startCurrentWrite() }
         }
@@ -396,6 +435,12 @@ final class SocketEngine: ChannelInboundHandler {
         cancelReadTimer()
         writeTimer?.cancel()
         writeTimer = nil
+        tlsTimer?.cancel()
+        tlsTimer = nil
+        if let upgrade = tls {
+            tls = nil
+            upgrade.promise?.fail(error ?? AsyncSocketError.closedLocally)
+        }
         var reported = error
         if reported != nil {
             reported?.pendingReadTags = reads.compactMap(\.tag)
@@ -428,6 +473,99 @@ final class SocketEngine: ChannelInboundHandler {
         }
     }
 
+    // MARK: TLS
+
+    /// Queues the upgrade's marker in both queues: the handshake starts once every read and write queued before it
+    /// completed; operations queued after it wait for the handshake. A second request while one is pending or
+    /// after the connection is secure is ignored (its promise fails with `.badConfig`).
+    func startTLS(_ upgrade: TLSUpgrade) {
+        eventLoop.assertInEventLoop()
+        guard state != .closed else {
+            upgrade.promise?.fail(AsyncSocketError.closedLocally)
+            return
+        }
+        guard tls == nil, !isSecure else {
+            upgrade.promise?.fail(AsyncSocketError.badConfig("The connection is already secured or securing"))
+            return
+        }
+        upgrade.barrier = nextID
+        tls = upgrade
+        if let timeout = upgrade.timeout {
+            tlsTimer = eventLoop.assumeIsolated().scheduleTask(in: timeout) { [self] in
+                tlsTimer = nil
+                if tls === upgrade { close(error: upgrade.timeoutError) }
+            }
+        }
+        if state == .active { startHandshakeIfReady() }
+    }
+
+    /// Starts the handshake when both queues reached the marker: the TLS handler joins the pipeline in front of the
+    /// engine and the bytes buffered so far (the peer may already have sent its hello) are fed to it as ciphertext.
+    private func startHandshakeIfReady() {
+        guard state == .active, let upgrade = tls, tlsHandler == nil, let context else { return }
+        if let read = reads.first, read.id <= upgrade.barrier { return }
+        if let write = writes.first, write.id <= upgrade.barrier { return }
+        let handler: NIOSSLHandler
+        do {
+            handler = try upgrade.makeHandler { [self] certificates, promise in
+                askTrust(certificates, promise: promise)
+            }
+            tlsHandler = handler
+            try context.pipeline.syncOperations.addHandler(handler, position: .before(self))
+        } catch {
+            close(error: .wrapping(error, function: "startTLS"))
+            return
+        }
+        guard buffer.readableBytes > 0, state == .active,
+            let tlsContext = try? context.pipeline.syncOperations.context(handler: handler)
+        else { return }
+        let ciphertext = buffer
+        buffer = ByteBuffer()
+        handler.channelRead(context: tlsContext, data: NIOAny(ciphertext))
+        if state == .active { handler.channelReadComplete(context: tlsContext) }
+    }
+
+    private func handshakeCompleted(negotiatedProtocol: String?) {
+        guard state == .active, let upgrade = tls else { return }
+        if let failure = upgrade.pinningFailure(leaf: tlsHandler?.peerCertificate) {
+            close(error: failure)
+            return
+        }
+        tls = nil
+        tlsTimer?.cancel()
+        tlsTimer = nil
+        isSecure = true
+        owner?.engineDidSecure(self, negotiatedProtocol: negotiatedProtocol)
+        upgrade.promise?.succeed(())
+        guard state == .active else { return }
+        sendHeldWrites()
+        startCurrentWrite()
+        processReads()
+    }
+
+    /// Manual trust: asks the owner; the first answer completes NIOSSL's promise on the event loop.
+    private func askTrust(_ certificates: [NIOSSLCertificate], promise: EventLoopPromise<NIOSSLVerificationResult>) {
+        let answered = NIOLockedValueBox(false)
+        let loop = eventLoop
+        let engine = NIOLoopBound(self, eventLoop: loop)
+        let answer: @Sendable (Bool) -> Void = { accepted in
+            let first = answered.withLockedValue { done -> Bool in
+                defer { done = true }
+                return !done
+            }
+            guard first else { return }
+            loop.execute {
+                if !accepted { engine.value.trustRejected = true }
+                promise.succeed(accepted ? .certificateVerified : .failed)
+            }
+        }
+        guard let owner, state == .active else {
+            answer(false)
+            return
+        }
+        owner.engine(self, didReceive: TLSPeerTrust(peerCertificates: certificates, peerName: tls?.peerName), answer: answer)
+    }
+
     // MARK: reading
 
     private func processReads() {
@@ -437,6 +575,15 @@ final class SocketEngine: ChannelInboundHandler {
         isProcessingReads = true
         defer { isProcessingReads = false }
         while var request = reads.first {
+            if isBehindTLS(request.id) {
+                startHandshakeIfReady()
+                guard state == .active else { return }
+                if isBehindTLS(request.id) {
+                    if !inReadLoop { requestMoreDataIfNeeded() }
+                    return
+                }
+                continue
+            }
             if case .frame(let operation) = request.waiter {
                 if operation.attempt(&buffer, inputClosed: inputClosed) {
                     reads.removeFirst()
@@ -511,6 +658,10 @@ final class SocketEngine: ChannelInboundHandler {
             }
         }
         publishReadProgress()
+        if tls != nil {
+            startHandshakeIfReady()
+            guard state == .active else { return }
+        }
         if inputClosed {
             if buffer.readableBytes == 0 {
                 if policy.autoDisconnectOnClosedReadStream {
@@ -677,13 +828,14 @@ final class SocketEngine: ChannelInboundHandler {
             close(error: nil)
             return
         }
+        startHandshakeIfReady()
         startCurrentWrite()
     }
 
     private func startCurrentWrite() {
         publishWriteProgress()
         guard state == .active, writeTimer == nil, var request = writes.first, !request.timerArmed,
-            let timeout = request.timeout
+            !isBehindTLS(request.id), let timeout = request.timeout
         else { return }
         request.timerArmed = true
         writes[writes.startIndex] = request

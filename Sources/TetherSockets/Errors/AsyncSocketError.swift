@@ -1,5 +1,6 @@
 public import Foundation
 import NIOCore
+import NIOSSL
 
 /// The error a TCP socket reports: an operation's failure, a close, or bad configuration.
 ///
@@ -182,8 +183,8 @@ extension AsyncSocketError {
         if let own = error as? AsyncSocketError { return own }
         if let io = error as? IOError { return .posix(io.errnoCode, function: function) }
         if let posix = error as? POSIXError { return .posix(posix.code.rawValue, function: function) }
-        if error is ChannelError {
-            return AsyncSocketError(code: .other, domain: .asyncSocket, message: "\(error)", underlying: error)
+        if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError {
+            return .tls("TLS failed: \(error)", underlying: error)
         }
         return AsyncSocketError(code: .other, domain: .asyncSocket, message: "\(error)", underlying: error)
     }

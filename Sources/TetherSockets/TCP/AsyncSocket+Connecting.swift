@@ -135,6 +135,7 @@ extension AsyncSocket {
             let life = s.lifecycle.startConnecting()
             s.delivery = s.configuration.callbackDelivery
             s.connectedURL = url
+            if case .host(let host, _) = target { s.connectHost = host } else { s.connectHost = nil }
             var options = TCPConnector.Options()
             options.ipv4Enabled = s.configuration.isIPv4Enabled
             options.ipv6Enabled = s.configuration.isIPv6Enabled

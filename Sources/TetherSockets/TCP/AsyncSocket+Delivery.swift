@@ -132,6 +132,22 @@ final class EngineAdapter: SocketEngineOwner {
         socket.deliver(life: life) { sock, delegate in delegate.socketDidCloseReadStream(sock) }
     }
 
+    func engineDidSecure(_ engine: SocketEngine, negotiatedProtocol: String?) {
+        socket.state.withLock { s in
+            guard s.lifecycle.isCurrent(life: life) else { return }
+            s.isSecure = true
+            s.negotiatedProtocol = negotiatedProtocol
+        }
+        socket.deliver(life: life) { sock, delegate in delegate.socketDidSecure(sock) }
+    }
+
+    func engine(_ engine: SocketEngine, didReceive trust: TLSPeerTrust, answer: @escaping @Sendable (Bool) -> Void) {
+        let asked = socket.deliver(life: life) { sock, delegate in
+            delegate.socket(sock, didReceive: trust, completionHandler: answer)
+        }
+        if !asked { answer(false) }
+    }
+
     func engineDidClose(_ engine: SocketEngine, error: AsyncSocketError?) {
         connector?.cancel(with: error ?? .closedLocally)
         connector = nil
@@ -226,6 +242,9 @@ extension AsyncSocket {
         s.listenerAddresses = []
         s.listenerPath = nil
         s.isSecure = false
+        s.negotiatedProtocol = nil
+        s.tlsRequested = false
+        s.connectHost = nil
         return listeners
     }
 }

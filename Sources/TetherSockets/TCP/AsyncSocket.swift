@@ -82,6 +82,11 @@ public final class AsyncSocket: Sendable {
         var listenerAddresses: [SocketAddress] = []
         var listenerPath: String?
         var isSecure = false
+        var negotiatedProtocol: String?
+        /// A `startTLS` was taken for the current life (a second one is ignored).
+        var tlsRequested = false
+        /// The host given to `connect(toHost:)`, for TLS name verification.
+        var connectHost: String?
         var progress: NIOLockedValueBox<ProgressSnapshot>?
     }
 
@@ -254,8 +259,11 @@ public final class AsyncSocket: Sendable {
         }
     }
 
-    /// True after a TLS handshake (TLS arrives with its own issue; always false today).
+    /// True once the TLS handshake of this connection completed (after `socketDidSecure` was queued).
     public var isSecure: Bool { state.withLock { $0.isSecure } }
+
+    /// The protocol ALPN chose during the TLS handshake; nil before it, or when none was agreed.
+    public var negotiatedApplicationProtocol: String? { state.withLock { $0.negotiatedProtocol } }
 
     // MARK: utilities
 

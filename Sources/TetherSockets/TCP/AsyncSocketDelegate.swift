@@ -45,6 +45,15 @@ public protocol AsyncSocketDelegate: AnyObject {
     func socketDidDisconnect(_ sock: AsyncSocket, withError err: (any Error)?)
     /// The TLS handshake finished.
     func socketDidSecure(_ sock: AsyncSocket)
+    /// Manual trust evaluation (``TLSSettings/manuallyEvaluatesTrust``): a client is asked about the server's
+    /// chain, a server about a client certificate. Call `completionHandler` once, from any thread, at any time:
+    /// `true` continues the handshake, `false` closes with "Peer certificate rejected" (domain `.tls`). Later
+    /// calls are ignored.
+    func socket(
+        _ sock: AsyncSocket,
+        didReceive trust: TLSPeerTrust,
+        completionHandler: @escaping @Sendable (Bool) -> Void
+    )
 }
 
 extension AsyncSocketDelegate {
@@ -82,4 +91,10 @@ extension AsyncSocketDelegate {
     public func socketDidDisconnect(_ sock: AsyncSocket, withError err: (any Error)?) {}
     /// Does nothing.
     public func socketDidSecure(_ sock: AsyncSocket) {}
+    /// Answers `false`: the peer is refused.
+    public func socket(
+        _ sock: AsyncSocket,
+        didReceive trust: TLSPeerTrust,
+        completionHandler: @escaping @Sendable (Bool) -> Void
+    ) { completionHandler(false) }
 }

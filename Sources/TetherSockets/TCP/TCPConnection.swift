@@ -21,18 +21,55 @@ public final class TCPConnection: Sendable {
     let channel: any Channel
     let engine: NIOLoopBound<SocketEngine>
     let logger: Logger?
+    let security: NIOLockedValueBox<AsyncFaceOwner.Security>
+    /// The name given to connect, for TLS name verification.
+    let connectHost: String?
 
-    init(channel: any Channel, engine: SocketEngine, logger: Logger?) {
+    init(
+        channel: any Channel,
+        engine: SocketEngine,
+        security: NIOLockedValueBox<AsyncFaceOwner.Security>,
+        connectHost: String?,
+        logger: Logger?
+    ) {
         self.channel = channel
         self.engine = NIOLoopBound(engine, eventLoop: channel.eventLoop)
+        self.security = security
+        self.connectHost = connectHost
         self.logger = logger
     }
 
     /// On the channel's loop: wraps a connected channel with an async-face engine.
-    static func adopt(_ channel: any Channel, logger: Logger?) throws -> TCPConnection {
-        let engine = SocketEngine(eventLoop: channel.eventLoop, owner: AsyncFaceOwner(), policy: .asyncFace)
+    static func adopt(_ channel: any Channel, connectHost: String? = nil, logger: Logger?) throws -> TCPConnection {
+        let owner = AsyncFaceOwner()
+        let engine = SocketEngine(eventLoop: channel.eventLoop, owner: owner, policy: .asyncFace)
         try channel.pipeline.syncOperations.addHandler(engine)
-        return TCPConnection(channel: channel, engine: engine, logger: logger)
+        return TCPConnection(
+            channel: channel,
+            engine: engine,
+            security: owner.security,
+            connectHost: connectHost,
+            logger: logger
+        )
+    }
+
+    /// On the loop: starts the upgrade and returns when the connection is secure.
+    func secure(
+        _ settings: TLSSettings,
+        timeout: TimeAmount? = nil,
+        timeoutError: AsyncSocketError = .connectTimeout
+    ) -> EventLoopFuture<Void> {
+        let promise = channel.eventLoop.makePromise(of: Void.self)
+        engine.value.startTLS(
+            TLSUpgrade(
+                settings: settings,
+                connectHost: connectHost,
+                timeout: timeout,
+                timeoutError: timeoutError,
+                promise: promise
+            )
+        )
+        return promise.futureResult
     }
 
     /// Connects to `host` (a name, an IP literal or `localhost`): the name is resolved off the event loop, IPv4 is
@@ -43,28 +80,41 @@ public final class TCPConnection: Sendable {
     ///   - timeout: covers resolution and connecting.
     ///   - eventLoopGroup: the engine's event loops.
     ///   - logger: where to log at debug level.
-    /// - Throws: ``AsyncSocketError``: `.badParam` for an empty host or a bad port, `.connectTimeout`, or `.other`
-    ///   with the POSIX or DNS error.
+    ///   - tls: when set, the connection is secured before it is returned (client role; the handshake counts
+    ///     against `timeout`). Connecting by name verifies that name (see ``TLSSettings``).
+    /// - Throws: ``AsyncSocketError``: `.badParam` for an empty host or a bad port, `.badConfig` for bad TLS
+    ///   settings, `.connectTimeout`, or `.other` with the POSIX, DNS or TLS error.
     public static func connect(
         host: String,
         port: Int,
         timeout: Duration = .seconds(10),
+        tls: TLSSettings? = nil,
         on eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger? = nil
     ) async throws -> TCPConnection {
         guard !host.isEmpty else { throw AsyncSocketError.badParam("Empty host") }
         guard (1...65_535).contains(port) else { throw AsyncSocketError.badParam("Port \(port) is out of range") }
-        return try await connect(target: .host(host, port: port), timeout: timeout, on: eventLoopGroup, logger: logger)
+        try tls?.validate(asyncFace: true, expectsServer: false)
+        return try await connect(
+            target: .host(host, port: port),
+            timeout: timeout,
+            tls: tls,
+            on: eventLoopGroup,
+            logger: logger
+        )
     }
 
-    /// Connects to an IPv4, IPv6 or unix-domain address.
-    /// - Throws: ``AsyncSocketError`` as ``connect(host:port:timeout:on:logger:)``.
+    /// Connects to an IPv4, IPv6 or unix-domain address; with `tls`, secures it before returning (the name is
+    /// verified only when ``TLSSettings/peerName`` is set).
+    /// - Throws: ``AsyncSocketError`` as ``connect(host:port:timeout:tls:on:logger:)``.
     public static func connect(
         to address: SocketAddress,
         timeout: Duration = .seconds(10),
+        tls: TLSSettings? = nil,
         on eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger? = nil
     ) async throws -> TCPConnection {
+        try tls?.validate(asyncFace: true, expectsServer: false)
         let target: TCPConnector.Target
         switch address {
         case .unixDomainSocket:
@@ -75,17 +125,22 @@ public final class TCPConnection: Sendable {
             }
             target = .address(address)
         }
-        return try await connect(target: target, timeout: timeout, on: eventLoopGroup, logger: logger)
+        return try await connect(target: target, timeout: timeout, tls: tls, on: eventLoopGroup, logger: logger)
     }
 
     private static func connect(
         target: TCPConnector.Target,
         timeout: Duration,
+        tls: TLSSettings?,
         on eventLoopGroup: any EventLoopGroup,
         logger: Logger?
     ) async throws -> TCPConnection {
         let loop = eventLoopGroup.next()
         let timeAmount = TimeAmount(timeout)
+        let deadline = NIODeadline.now() + timeAmount
+        var connectHost: String?
+        if case .host(let host, _) = target { connectHost = host }
+        let host = connectHost
         let connectorBox = NIOLockedValueBoxOfConnector()
         // The engine joins the pipeline in the same event-loop tick that connects the channel, so that no byte can
         // arrive before it does.
@@ -97,11 +152,14 @@ public final class TCPConnection: Sendable {
                 connectorBox.set(NIOLoopBound(connector, eventLoop: loop))
                 return connector.start().flatMapThrowing { channel in
                     do {
-                        return try adopt(channel, logger: logger)
+                        return try adopt(channel, connectHost: host, logger: logger)
                     } catch {
                         channel.close(promise: nil)
                         throw AsyncSocketError.wrapping(error, function: "connect")
                     }
+                }.flatMap { connection in
+                    guard let tls else { return loop.makeSucceededFuture(connection) }
+                    return connection.secure(tls, timeout: max(deadline - .now(), .zero)).map { connection }
                 }
             }.get()
         } onCancel: {
@@ -119,8 +177,21 @@ public final class TCPConnection: Sendable {
     /// The local address.
     public var localAddress: SocketAddress { channel.localAddress! }
 
-    /// Whether the connection is encrypted (TLS arrives with its own issue; always false today).
-    public var isSecure: Bool { false }
+    /// Whether the connection is encrypted: its TLS handshake completed.
+    public var isSecure: Bool { security.withLockedValue { $0.isSecure } }
+
+    /// The protocol ALPN chose during the TLS handshake; nil without TLS or when none was agreed.
+    public var negotiatedApplicationProtocol: String? { security.withLockedValue { $0.negotiatedProtocol } }
+
+    /// Secures the connection once every read and write started before this call completed; later reads and writes
+    /// wait for the handshake and run encrypted. One upgrade per connection. Bytes already received are fed to TLS.
+    /// - Throws: `.badConfig` (bad settings, a second upgrade, `manuallyEvaluatesTrust`), or the TLS error that
+    ///   closed the connection (code `.other`, domain `.tls`).
+    public func startTLS(_ settings: TLSSettings) async throws {
+        try settings.validate(asyncFace: true, expectsServer: nil)
+        let connection = self
+        try await channel.eventLoop.flatSubmit { connection.secure(settings) }.get()
+    }
 
     // MARK: reading
 
@@ -247,8 +318,26 @@ public final class TCPConnection: Sendable {
     }
 }
 
-/// The async face needs no callbacks: results go straight to the awaiting tasks.
+/// The async face needs no callbacks: results go straight to the awaiting tasks. It records the TLS outcome.
 final class AsyncFaceOwner: SocketEngineOwner {
+    struct Security {
+        var isSecure = false
+        var negotiatedProtocol: String?
+    }
+
+    let security = NIOLockedValueBox(Security())
+
+    func engineDidSecure(_ engine: SocketEngine, negotiatedProtocol: String?) {
+        security.withLockedValue {
+            $0.isSecure = true
+            $0.negotiatedProtocol = negotiatedProtocol
+        }
+    }
+
+    func engine(_ engine: SocketEngine, didReceive trust: TLSPeerTrust, answer: @escaping @Sendable (Bool) -> Void) {
+        answer(false)
+    }
+
     func engineDidActivate(_ engine: SocketEngine) {}
     func engine(_ engine: SocketEngine, didRead bytes: ByteBuffer, tag: Int, destination: CallerBuffer?) {}
     func engine(_ engine: SocketEngine, didReadPartialDataOfLength length: Int, tag: Int) {}

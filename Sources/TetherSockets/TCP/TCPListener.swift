@@ -25,14 +25,17 @@ public final class TCPListener: Sendable {
     /// - Parameters:
     ///   - host: an IP literal, `localhost` (IPv4 loopback) or a name resolved off the event loop.
     ///   - port: 0...65535; 0 picks a free port (see ``localPort``).
+    ///   - tls: server settings: each connection is yielded after its handshake; clients whose handshake fails
+    ///     (or takes more than 10 seconds) are closed, logged and never yielded.
     ///   - backlog: the kernel's queue of pending connections.
     ///   - eventLoopGroup: the engine's event loops.
     ///   - logger: where to log at debug level.
-    /// - Throws: ``AsyncSocketError``: `.badParam` for a bad port or empty host, `.other` with the POSIX error of
-    ///   a failed bind.
+    /// - Throws: ``AsyncSocketError``: `.badParam` for a bad port or empty host, `.badConfig` for TLS settings
+    ///   that are not a usable server's, `.other` with the POSIX error of a failed bind.
     public static func bind(
         host: String,
         port: Int,
+        tls: TLSSettings? = nil,
         backlog: Int = 256,
         on eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger? = nil
@@ -40,6 +43,7 @@ public final class TCPListener: Sendable {
         guard !host.isEmpty else { throw AsyncSocketError.badParam("Empty host") }
         guard (0...65_535).contains(port) else { throw AsyncSocketError.badParam("Port \(port) is out of range") }
         guard backlog >= 1 else { throw AsyncSocketError.badParam("Backlog must be at least 1") }
+        try tls?.validate(asyncFace: true, expectsServer: true)
         let loop = eventLoopGroup.next()
         let addresses = try await HostResolver.resolve(host: host, port: port, on: loop).get()
         guard let address = addresses.first else { throw AsyncSocketError.badParam("No address for \(host)") }
@@ -53,9 +57,20 @@ public final class TCPListener: Sendable {
                 .childChannelInitializer { child in
                     child.eventLoop.makeCompletedFuture {
                         let connection = try TCPConnection.adopt(child, logger: logger)
-                        if case .terminated = continuation.yield(connection) {
-                            child.close(promise: nil)
+                        guard let tls else {
+                            if case .terminated = continuation.yield(connection) { child.close(promise: nil) }
+                            return
                         }
+                        let handshakeLimit = AsyncSocketError.tls("The client's TLS handshake timed out", underlying: nil)
+                        connection.secure(tls, timeout: Self.handshakeTimeout, timeoutError: handshakeLimit)
+                            .whenComplete { result in
+                                switch result {
+                                case .success:
+                                    if case .terminated = continuation.yield(connection) { child.close(promise: nil) }
+                                case .failure(let error):
+                                    logger?.debug("TLS handshake failed", metadata: ["error": "\(error)"])
+                                }
+                            }
                     }
                 }
                 .bind(to: address)
@@ -68,6 +83,9 @@ public final class TCPListener: Sendable {
         logger?.debug("listening", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
         return TCPListener(channel: channel, stream: stream)
     }
+
+    /// How long an accepted client may take to complete its TLS handshake.
+    static let handshakeTimeout = TimeAmount.seconds(10)
 
     /// The bound address.
     public var localAddress: SocketAddress { channel.localAddress! }

@@ -16,6 +16,8 @@ enum SocketEvent: Equatable, CustomStringConvertible {
     case writeTimeoutAsked(tag: Int, elapsed: TimeInterval, bytesDone: UInt)
     case readStreamClosed
     case disconnected(code: Int?)
+    case secured
+    case trustAsked(peerName: String?, certificates: Int)
 
     var description: String {
         switch self {
@@ -30,6 +32,8 @@ enum SocketEvent: Equatable, CustomStringConvertible {
         case .writeTimeoutAsked(let tag, let elapsed, let done): "writeTimeoutAsked(\(tag), \(elapsed), \(done))"
         case .readStreamClosed: "readStreamClosed"
         case .disconnected(let code): "disconnected(\(code.map(String.init) ?? "nil"))"
+        case .secured: "secured"
+        case .trustAsked(let name, let count): "trustAsked(\(name ?? "nil"), \(count))"
         }
     }
 
@@ -63,6 +67,11 @@ final class SocketRecorder: AsyncSocketDelegate, @unchecked Sendable {
     var onAccept: ((AsyncSocket, AsyncSocket) -> Void)?
     var onConnect: ((AsyncSocket) -> Void)?
     var checksQueue = true
+    /// Manual trust: the answer, given from another thread after `trustAnswerDelay`; nil never answers.
+    var trustAnswer: Bool? = true
+    var trustAnswerDelay: TimeInterval = 0
+    /// Called twice more after the first answer, with the opposite answer (later calls must be ignored).
+    var answersTrustRepeatedly = false
 
     init(label: String = "recorder") {
         queue = DispatchQueue(label: label)
@@ -191,6 +200,29 @@ final class SocketRecorder: AsyncSocketDelegate, @unchecked Sendable {
 
     func socketDidCloseReadStream(_ sock: AsyncSocket) {
         record(.readStreamClosed)
+    }
+
+    func socketDidSecure(_ sock: AsyncSocket) {
+        record(.secured)
+    }
+
+    func socket(
+        _ sock: AsyncSocket,
+        didReceive trust: TLSPeerTrust,
+        completionHandler: @escaping @Sendable (Bool) -> Void
+    ) {
+        record(.trustAsked(peerName: trust.peerName, certificates: trust.peerCertificates.count))
+        guard let answer = trustAnswer else { return }
+        let delay = trustAnswerDelay
+        let repeated = answersTrustRepeatedly
+        Thread.detachNewThread {
+            if delay > 0 { Thread.sleep(forTimeInterval: delay) }
+            completionHandler(answer)
+            if repeated {
+                completionHandler(!answer)
+                completionHandler(!answer)
+            }
+        }
     }
 
     func socketDidDisconnect(_ sock: AsyncSocket, withError err: (any Error)?) {

@@ -1,0 +1,166 @@
+import Crypto
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOSSL
+
+/// One requested TLS upgrade of a connection: the settings, what the connection knows about its peer, and who waits.
+/// Built by a face, carried by the engine until both queues reach its marker.
+final class TLSUpgrade {
+    let settings: TLSSettings
+    /// The name given to connect when it was a name (not an IP literal); nil for accepted connections.
+    let connectHost: String?
+    /// Fails the handshake with `timeoutError` after this long (the async face's connect timeout, a listener's
+    /// handshake limit); nil = no limit (the original's `startTLS`).
+    let timeout: TimeAmount?
+    let timeoutError: AsyncSocketError
+    /// Completed when the connection is secure, failed with the error that closed it.
+    let promise: EventLoopPromise<Void>?
+    /// The engine's operation id at the request: operations up to it run before the handshake, the others after.
+    var barrier: UInt64 = 0
+
+    init(
+        settings: TLSSettings,
+        connectHost: String?,
+        timeout: TimeAmount? = nil,
+        timeoutError: AsyncSocketError = .connectTimeout,
+        promise: EventLoopPromise<Void>?
+    ) {
+        self.settings = settings
+        self.connectHost = connectHost.flatMap { HostResolver.isIPLiteral($0) ? nil : $0 }
+        self.timeout = timeout
+        self.timeoutError = timeoutError
+        self.promise = promise
+    }
+
+    /// The name verification checks (client side): the configured peer name, else the name connected to.
+    var peerName: String? {
+        settings.isServer ? nil : settings.peerName ?? connectHost
+    }
+
+    /// Built-in verification of the peer name happens when there is a name and it is not switched off.
+    private var checksName: Bool {
+        !settings.isServer && !settings.manuallyEvaluatesTrust && settings.verifiesPeerName && peerName != nil
+    }
+
+    private var verification: CertificateVerification {
+        if settings.isServer {
+            switch settings.clientCertificateVerification {
+            case .none: return .none
+            case .optional: return .optionalVerification
+            case .required: return .noHostnameVerification
+            }
+        }
+        return checksName ? .fullVerification : .noHostnameVerification
+    }
+
+    /// The handler for this connection. `askTrust` is called on the event loop when the settings ask for manual
+    /// evaluation; it must complete the promise (from any thread).
+    func makeHandler(
+        askTrust: @escaping ([NIOSSLCertificate], EventLoopPromise<NIOSSLVerificationResult>) -> Void
+    ) throws -> NIOSSLHandler {
+        let context = try TLSContextCache.context(settings: settings, verification: verification)
+        if settings.isServer {
+            if settings.manuallyEvaluatesTrust && settings.clientCertificateVerification != .none {
+                return NIOSSLServerHandler(context: context, customVerificationCallback: askTrust)
+            }
+            return NIOSSLServerHandler(context: context)
+        }
+        // SNI and NIOSSL's name check take names only; for an IP literal NIOSSL checks the address connected to.
+        let sniName = peerName.flatMap { HostResolver.isIPLiteral($0) ? nil : $0 }
+        if settings.manuallyEvaluatesTrust {
+            return try NIOSSLClientHandler(context: context, serverHostname: sniName, customVerificationCallback: askTrust)
+        }
+        return try NIOSSLClientHandler(context: context, serverHostname: sniName)
+    }
+
+    /// Pinning: nil when the leaf's SPKI hash is pinned (or nothing is pinned), else the error to close with.
+    func pinningFailure(leaf: NIOSSLCertificate?) -> AsyncSocketError? {
+        let pins = settings.pinnedPublicKeyHashes
+        guard !pins.isEmpty, !settings.manuallyEvaluatesTrust else { return nil }
+        guard let leaf, let spki = try? leaf.extractPublicKey().toSPKIBytes() else {
+            return .tls("The peer presented no certificate to check the pinned public keys against", underlying: nil)
+        }
+        let hash = Array(SHA256.hash(data: spki))
+        if pins.contains(hash) { return nil }
+        return .tls("The peer's public key is not pinned", underlying: nil)
+    }
+}
+
+@available(*, unavailable)
+extension TLSUpgrade: Sendable {}
+
+/// `NIOSSLContext`s are costly to build (the system roots are parsed each time); connections with the same settings
+/// share one.
+enum TLSContextCache {
+    private struct Key: Hashable {
+        var settings: TLSSettings
+        var verification: CertificateVerification
+    }
+
+    private static let contexts = NIOLockedValueBox<[Key: NIOSSLContext]>([:])
+    private static let capacity = 64
+
+    static func context(settings: TLSSettings, verification: CertificateVerification) throws -> NIOSSLContext {
+        var normalized = settings
+        // Only what shapes the context is part of the key.
+        normalized.peerName = nil
+        normalized.verifiesPeerName = true
+        normalized.pinnedPublicKeyHashes = []
+        normalized.manuallyEvaluatesTrust = false
+        let key = Key(settings: normalized, verification: verification)
+        if let cached = contexts.withLockedValue({ $0[key] }) { return cached }
+        let context = try makeContext(settings: settings, verification: verification)
+        contexts.withLockedValue { cache in
+            if cache.count >= capacity { cache.removeAll() }
+            cache[key] = context
+        }
+        return context
+    }
+
+    private static func makeContext(
+        settings: TLSSettings,
+        verification: CertificateVerification
+    ) throws -> NIOSSLContext {
+        var configuration: TLSConfiguration
+        if settings.isServer, let key = settings.privateKey {
+            configuration = .makeServerConfiguration(
+                certificateChain: settings.certificateChain.map { .certificate($0) },
+                privateKey: .privateKey(key)
+            )
+        } else {
+            configuration = .makeClientConfiguration()
+            if let key = settings.privateKey {
+                configuration.certificateChain = settings.certificateChain.map { .certificate($0) }
+                configuration.privateKey = .privateKey(key)
+            }
+        }
+        configuration.minimumTLSVersion = settings.minimumTLSVersion
+        configuration.maximumTLSVersion = settings.maximumTLSVersion
+        configuration.trustRoots = settings.trustRoots
+        configuration.applicationProtocols = settings.applicationProtocols
+        configuration.certificateVerification = verification
+        if let suites = settings.cipherSuites {
+            configuration.cipherSuiteValues = suites
+        }
+        do {
+            return try NIOSSLContext(configuration: configuration)
+        } catch {
+            throw AsyncSocketError(
+                code: .badConfig,
+                message: "The TLS settings cannot be used: \(error)",
+                underlying: error
+            )
+        }
+    }
+}
+
+extension AsyncSocketError {
+    /// A TLS failure: code `.other`, domain `.tls`.
+    static func tls(_ message: String, underlying: (any Error)?) -> AsyncSocketError {
+        AsyncSocketError(code: .other, domain: .tls, message: message, underlying: underlying)
+    }
+
+    static var peerCertificateRejected: AsyncSocketError {
+        .tls("Peer certificate rejected", underlying: nil)
+    }
+}
