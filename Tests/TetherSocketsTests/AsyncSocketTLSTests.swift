@@ -240,7 +240,11 @@ struct AsyncSocketTLSTests {
         let server = try openSSLServer(["-Verify", "1", "-CAfile", certificates.certificatePath("ca")])
         defer { server.kill() }
         let port = try await server.port()
-        let (missing, missingRecorder) = try secureClient(port: port, host: "localhost", settings: try certificates.client())
+        let (missing, missingRecorder) = try secureClient(
+            port: port,
+            host: "localhost",
+            settings: try certificates.client()
+        )
         missing.write(Data("x\n".utf8), withTimeout: 10, tag: 1)
         missing.readData(to: Data("\n".utf8), withTimeout: 10, tag: 2)
         let error = try #require(try await missingRecorder.waitForDisconnect())

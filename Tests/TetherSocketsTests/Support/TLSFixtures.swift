@@ -15,9 +15,10 @@ final class TLSTestCertificates: Sendable {
     let directory: String
 
     private init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "tether-sockets-tls-\(UUID().uuidString)"
-        ).path
+        directory =
+            FileManager.default.temporaryDirectory.appendingPathComponent(
+                "tether-sockets-tls-\(UUID().uuidString)"
+            ).path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try Self.shell(Self.script, in: directory)
     }
@@ -220,4 +221,3 @@ final class PeerProcess: @unchecked Sendable {
         process.waitUntilExit()
     }
 }
-
