@@ -29,6 +29,8 @@ struct NetcatCommand: AsyncParsableCommand {
 
     @OptionGroup var framing: FrameOptions
 
+    @OptionGroup var security: TLSOptions
+
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
@@ -36,6 +38,7 @@ struct NetcatCommand: AsyncParsableCommand {
             throw ValidationError("The port must be within 1...65535 (0 only with --listen).")
         }
         if udp && framing.frame != nil { throw ValidationError("--frame does not go with --udp.") }
+        try security.check(server: listen, udp: udp)
     }
 
     func run() async throws {
@@ -47,17 +50,22 @@ struct NetcatCommand: AsyncParsableCommand {
         let connection: TCPConnection
         do {
             if listen {
-                let listener = try await TCPListener.bind(host: host, port: port)
+                let listener = try await TCPListener.bind(host: host, port: port, tls: try security.serverSettings())
                 Terminal.error("listening on \(host):\(listener.localPort)")
                 var iterator = listener.connections.makeAsyncIterator()
                 guard let accepted = try await iterator.next() else { throw ExitCode.failure }
                 try await listener.close()
                 connection = accepted
             } else {
-                connection = try await TCPConnection.connect(host: host, port: port)
+                connection = try await TCPConnection.connect(host: host, port: port, tls: try security.clientSettings())
             }
         } catch let error as AsyncSocketError {
             Terminal.error("error: \(error.message)")
+            throw ExitCode.failure
+        } catch let exit as ExitCode {
+            throw exit
+        } catch {
+            Terminal.error("error: \(error)")
             throw ExitCode.failure
         }
         if framing.frame != nil {

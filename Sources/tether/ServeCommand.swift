@@ -27,12 +27,15 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var framing: FrameOptions
 
+    @OptionGroup var security: TLSOptions
+
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
         if echo && discard { throw ValidationError("--echo and --discard exclude each other.") }
         if !(0...65_535).contains(port) { throw ValidationError("--port must be within 0...65535.") }
         if udp && framing.frame != nil { throw ValidationError("--frame does not go with --udp.") }
+        try security.check(server: true, udp: udp)
     }
 
     func run() async throws {
@@ -43,12 +46,12 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let listener: TCPListener
         do {
-            listener = try await TCPListener.bind(host: host, port: port)
+            listener = try await TCPListener.bind(host: host, port: port, tls: try security.serverSettings())
         } catch {
             Terminal.error("error: \(error)")
             throw ExitCode.failure
         }
-        Terminal.line("listening on \(host):\(listener.localPort)")
+        Terminal.line("listening on \(host):\(listener.localPort)\(security.tls ? " (TLS)" : "")")
         let discard = self.discard
         let framing = self.framing
         try await withThrowingDiscardingTaskGroup { group in

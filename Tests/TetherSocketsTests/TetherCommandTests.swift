@@ -140,4 +140,72 @@ struct TetherCommandTests {
         #expect(printed == "dest=1 src=2 len=2 6869\ndest=1 src=2 len=5 68656c6c6f\n")
         #expect(client.terminationStatus == 0)
     }
+
+    /// Runs `tether nc` with `arguments`, feeding `input`; returns what it printed and its exit status.
+    static func netcat(_ arguments: [String], input text: String) async throws -> (String, Int32) {
+        let tether = try #require(locateExecutable(), "build the tether executable first (swift build --build-tests)")
+        let process = Process()
+        process.executableURL = tether
+        process.arguments = ["nc"] + arguments
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        input.fileHandleForWriting.write(Data(text.utf8))
+        try input.fileHandleForWriting.close()
+        let printed = try await onThread { () -> Data in
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return data
+        }
+        return (String(decoding: printed, as: UTF8.self), process.terminationStatus)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func tlsServeAndTLSNetcatTalkThroughTheTestCA() async throws {
+        let certificates = TLSTestCertificates.shared
+        let (server, firstLine) = try await Self.startServer([
+            "serve", "--tls", "--cert", certificates.certificatePath("server"), "--key", certificates.keyPath("server"),
+        ])
+        defer {
+            server.terminate()
+            server.waitUntilExit()
+        }
+        #expect(firstLine.hasSuffix("(TLS)\n"))
+        let port = try #require(firstLine.split(separator: ":").last?.split(separator: " ").first.map(String.init))
+        let (printed, status) = try await Self.netcat(
+            ["--tls", "--ca", certificates.certificatePath("ca"), "localhost", port],
+            input: "over tls\n"
+        )
+        #expect(printed == "over tls\n")
+        #expect(status == 0)
+        // Without the test CA the server is not trusted; --insecure skips verification.
+        let (_, untrusted) = try await Self.netcat(["--tls", "localhost", port], input: "x\n")
+        #expect(untrusted == 1)
+        let (insecurePrinted, insecure) = try await Self.netcat(
+            ["--tls", "--insecure", "127.0.0.1", port],
+            input: "y\n"
+        )
+        #expect(insecurePrinted == "y\n" && insecure == 0)
+    }
+
+    @Test(
+        .timeLimit(.minutes(1)),
+        arguments: [["serve", "--tls"], ["serve", "--udp", "--tls"], ["nc", "--cert", "a.pem", "h", "1"]]
+    )
+    func badTLSArgumentsExitWithTheUsageStatus(arguments: [String]) async throws {
+        let tether = try #require(
+            Self.locateExecutable(),
+            "build the tether executable first (swift build --build-tests)"
+        )
+        let process = Process()
+        process.executableURL = tether
+        process.arguments = arguments
+        process.standardError = Pipe()
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 64)
+    }
 }

@@ -293,7 +293,9 @@ final class SocketEngine: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         if tlsHandler != nil, tls != nil, state == .active {
-            close(error: pendingError ?? .tls("The peer closed the connection during the TLS handshake", underlying: nil))
+            close(
+                error: pendingError ?? .tls("The peer closed the connection during the TLS handshake", underlying: nil)
+            )
             context.fireChannelInactive()
             return
         }
@@ -563,7 +565,11 @@ final class SocketEngine: ChannelInboundHandler {
             answer(false)
             return
         }
-        owner.engine(self, didReceive: TLSPeerTrust(peerCertificates: certificates, peerName: tls?.peerName), answer: answer)
+        owner.engine(
+            self,
+            didReceive: TLSPeerTrust(peerCertificates: certificates, peerName: tls?.peerName),
+            answer: answer
+        )
     }
 
     // MARK: reading

@@ -61,7 +61,10 @@ public final class TCPListener: Sendable {
                             if case .terminated = continuation.yield(connection) { child.close(promise: nil) }
                             return
                         }
-                        let handshakeLimit = AsyncSocketError.tls("The client's TLS handshake timed out", underlying: nil)
+                        let handshakeLimit = AsyncSocketError.tls(
+                            "The client's TLS handshake timed out",
+                            underlying: nil
+                        )
                         connection.secure(tls, timeout: Self.handshakeTimeout, timeoutError: handshakeLimit)
                             .whenComplete { result in
                                 switch result {

@@ -50,6 +50,9 @@ public struct TLSSettings: Sendable, Hashable {
     /// SHA-256 hashes (32 bytes each) of accepted SubjectPublicKeyInfos: when not empty, the peer's leaf certificate
     /// must have one of them, on top of the chain and name checks.
     public var pinnedPublicKeyHashes: [[UInt8]]
+    /// Package-internal, for `tether nc --insecure` only: a client that verifies nothing. Not public on purpose: an
+    /// application that must accept a certificate it cannot verify uses manual trust or a pin.
+    package var skipsVerification = false
 
     /// Creates settings; every parameter has the secure default.
     public init(

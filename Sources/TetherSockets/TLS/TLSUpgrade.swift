@@ -50,6 +50,7 @@ final class TLSUpgrade {
             case .required: return .noHostnameVerification
             }
         }
+        if settings.skipsVerification { return .none }
         return checksName ? .fullVerification : .noHostnameVerification
     }
 
@@ -68,7 +69,11 @@ final class TLSUpgrade {
         // SNI and NIOSSL's name check take names only; for an IP literal NIOSSL checks the address connected to.
         let sniName = peerName.flatMap { HostResolver.isIPLiteral($0) ? nil : $0 }
         if settings.manuallyEvaluatesTrust {
-            return try NIOSSLClientHandler(context: context, serverHostname: sniName, customVerificationCallback: askTrust)
+            return try NIOSSLClientHandler(
+                context: context,
+                serverHostname: sniName,
+                customVerificationCallback: askTrust
+            )
         }
         return try NIOSSLClientHandler(context: context, serverHostname: sniName)
     }
@@ -76,7 +81,7 @@ final class TLSUpgrade {
     /// Pinning: nil when the leaf's SPKI hash is pinned (or nothing is pinned), else the error to close with.
     func pinningFailure(leaf: NIOSSLCertificate?) -> AsyncSocketError? {
         let pins = settings.pinnedPublicKeyHashes
-        guard !pins.isEmpty, !settings.manuallyEvaluatesTrust else { return nil }
+        guard !pins.isEmpty, !settings.manuallyEvaluatesTrust, !settings.skipsVerification else { return nil }
         guard let leaf, let spki = try? leaf.extractPublicKey().toSPKIBytes() else {
             return .tls("The peer presented no certificate to check the pinned public keys against", underlying: nil)
         }
