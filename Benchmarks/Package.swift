@@ -8,6 +8,7 @@ let package = Package(
     dependencies: [
         .package(name: "Tether", path: ".."),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         .executableTarget(
@@ -17,6 +18,8 @@ let package = Package(
                 .product(name: "TetherCore", package: "Tether"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         )

@@ -333,4 +333,40 @@ struct AsyncSocketTLSTests {
         #expect(recorder.events.filter { $0 == .secured }.count == 1)
         #expect(!recorder.events.contains { $0.isDisconnect })
     }
+
+    @Test func aReadQueuedBeforeStartTLSCompletesInPlaintextBeforeTheHandshake() async throws {
+        // SMTP-like: the server greets in plaintext, reads STARTTLS, then upgrades.
+        let server = try PeerProcess.python([
+            "server", "--starttls", "--greeting", "220 ready", "--cert", certificates.certificatePath("server"),
+            "--key", certificates.keyPath("server"),
+        ])
+        defer { server.kill() }
+        let port = try await server.port()
+        let recorder = SocketRecorder(label: "greeted-client")
+        let socket = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        defer { socket.disconnect() }
+        try socket.connect(toHost: "localhost", onPort: UInt16(port), withTimeout: 10)
+        socket.readData(to: Data("\n".utf8), withTimeout: 10, tag: 1)
+        socket.write(Data("STARTTLS\n".utf8), withTimeout: 10, tag: 2)
+        socket.startTLS(try certificates.client())
+        socket.write(Data("after\n".utf8), withTimeout: 10, tag: 3)
+        socket.readData(to: Data("\n".utf8), withTimeout: 10, tag: 4)
+        let events = try await recorder.wait { $0.contains(.read(Data("after\n".utf8), tag: 4)) }
+        let greeting = try #require(events.firstIndex(of: .read(Data("220 ready\n".utf8), tag: 1)))
+        #expect(greeting < events.firstIndex(of: .secured)!)
+        #expect(events.firstIndex(of: .wrote(tag: 2))! < events.firstIndex(of: .secured)!)
+    }
+
+    @Test func versionsAndCipherSuitesAreHonoured() async throws {
+        let server = try pythonServer(accept: 1)
+        defer { server.kill() }
+        let port = try await server.port()
+        var settings = try certificates.client()
+        settings.maximumTLSVersion = .tlsv12
+        settings.cipherSuites = [.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]
+        let (socket, recorder) = try secureClient(port: port, host: "localhost", settings: settings)
+        defer { socket.disconnect() }
+        try await recorder.wait { $0.contains(.secured) }
+        #expect(try await server.line(startingWith: "SECURE") == "SECURE TLSv1.2 - ECDHE-RSA-AES128-GCM-SHA256")
+    }
 }

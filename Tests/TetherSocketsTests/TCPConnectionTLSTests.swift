@@ -3,7 +3,8 @@ import Foundation
 import NIOCore
 import NIOSSL
 import Testing
-import TetherSockets
+
+@testable import TetherSockets
 
 /// The async face with TLS: `connect(tls:)`, `bind(tls:)`, `startTLS`, against Python's `ssl` and itself.
 @Suite(.timeLimit(.minutes(3)))
@@ -224,5 +225,23 @@ struct TCPConnectionTLSTests {
             }
             #expect(error?.code == .badConfig)
         }
+    }
+
+    @Test func closingReleasesTheChannelWithoutWaitingForTLSShutdownTimeout() async throws {
+        // NIOSSL waits up to 5 s for the peer's close_notify; with remote half-closure allowed the peer's answer
+        // used to leave the channel (and its memory) open that long after every close.
+        let server = try pythonServer()
+        defer { server.kill() }
+        let connection = try await TCPConnection.connect(
+            host: "localhost",
+            port: try await server.port(),
+            tls: try certificates.client()
+        )
+        try await connection.write(ByteBuffer(string: "x"))
+        _ = try await connection.read(toLength: 1, timeout: .seconds(10))
+        let started = ContinuousClock.now
+        try await connection.close()
+        try await connection.channel.closeFuture.get()
+        #expect(ContinuousClock.now - started < .seconds(4))
     }
 }

@@ -3,7 +3,7 @@
 
 Server: prints "PORT <n>" first, serves --accept connections (in threads), then exits.
 Client: connects to --port on 127.0.0.1.
-After the handshake each side prints "SECURE <version> <alpn or ->", then runs --mode:
+After the handshake each side prints "SECURE <version> <alpn or -> <cipher>", then runs --mode:
   echo          echo every byte until the peer closes (server), or send --message and print "GOT <reply>" (client)
   sink          read an 8-byte big-endian length, then that many bytes; reply "<count> <sha256 hex>\\n"
   source:<n>    send n bytes of the pattern i % 251, then wait for the peer to close
@@ -30,6 +30,7 @@ parser.add_argument("--tls12-only", action="store_true")
 parser.add_argument("--alpn")
 parser.add_argument("--server-name")
 parser.add_argument("--starttls", action="store_true")
+parser.add_argument("--greeting", help="server with --starttls: a plaintext line sent before reading the client's")
 parser.add_argument("--mode", default="echo")
 parser.add_argument("--message", default="hello over tls\n")
 parser.add_argument("--accept", type=int, default=1)
@@ -74,7 +75,7 @@ def recv_exactly(s, n):
 
 
 def run(s, server):
-    say("SECURE %s %s" % (s.version(), s.selected_alpn_protocol() or "-"))
+    say("SECURE %s %s %s" % (s.version(), s.selected_alpn_protocol() or "-", s.cipher()[0]))
     mode = args.mode
     if mode == "echo":
         if server:
@@ -115,6 +116,8 @@ def run(s, server):
 def serve(raw, ctx):
     try:
         if args.starttls:
+            if args.greeting:
+                raw.sendall((args.greeting + "\n").encode())
             line = b""
             while not line.endswith(b"\n"):
                 byte = raw.recv(1)

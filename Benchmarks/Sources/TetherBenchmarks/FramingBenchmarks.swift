@@ -30,7 +30,9 @@ enum FramingBenchmarks {
         mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
             guard buffer.readableBytes >= 7 else { return .needMoreData }
             let start = buffer.readerIndex
-            guard buffer.getInteger(at: start, as: UInt8.self) == 0x02 else { throw BenchmarkError(description: "start") }
+            guard buffer.getInteger(at: start, as: UInt8.self) == 0x02 else {
+                throw BenchmarkError(description: "start")
+            }
             let length = Int(buffer.getInteger(at: start + 5, endianness: .little, as: UInt16.self)!)
             guard buffer.readableBytes >= 7 + length + 1 else { return .needMoreData }
             var crc: UInt8 = 0
@@ -73,7 +75,9 @@ enum FramingBenchmarks {
                     if handWritten {
                         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(HandWrittenSTXDecoder()))
                     } else {
-                        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(STXFrameCodec())))
+                        try channel.pipeline.syncOperations.addHandler(
+                            ByteToMessageHandler(FrameDecoder(STXFrameCodec()))
+                        )
                     }
                     try channel.pipeline.syncOperations.addHandler(Counter(target: count, done: done))
                 }

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOPosix
+import NIOSSL
 
 /// The peer every client variant talks to: a raw NIO server in a child process (the benchmark binary run with
 /// `--peer MODE`), so that the measured process holds only the client side.
@@ -15,16 +16,21 @@ enum PeerMode: String {
     case hold
     /// Sends `--bytes` pipelined STX frames (32-byte payloads) to each client.
     case frames
+    /// `sink` behind NIOSSL (`--cert`, `--key`).
+    case tlsSink
+    /// Completes TLS handshakes (behind NIOSSL) and discards whatever follows.
+    case tlsHandshake
 }
 
 final class PeerProcess {
     let process: Process
     let port: Int
 
-    init(mode: PeerMode, bytes: Int = 0) throws {
+    init(mode: PeerMode, bytes: Int = 0, tls: TLSIdentity? = nil) throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
         process.arguments = ["--peer", mode.rawValue, "--bytes", String(bytes)]
+        if let tls { process.arguments! += ["--cert", tls.certificatePath, "--key", tls.keyPath] }
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()
@@ -48,7 +54,7 @@ struct BenchmarkError: Error, CustomStringConvertible {
 
 /// The child-process side.
 enum PeerServer {
-    static func run(mode: PeerMode, bytes: Int) throws -> Never {
+    static func run(mode: PeerMode, bytes: Int, tls: NIOSSLContext? = nil) throws -> Never {
         let group = MultiThreadedEventLoopGroup.singleton
         let channel = try ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 4096)
@@ -62,6 +68,11 @@ enum PeerServer {
                     case .source: handler = SourceHandler(total: bytes)
                     case .sink: handler = SinkHandler(total: bytes)
                     case .frames: handler = FrameSourceHandler(wire: FramingBenchmarks.wire(count: bytes))
+                    case .tlsSink: handler = SinkHandler(total: bytes)
+                    case .tlsHandshake: handler = DiscardHandler()
+                    }
+                    if let tls {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
                     }
                     try channel.pipeline.syncOperations.addHandler(handler)
                 }

@@ -92,6 +92,7 @@ class Driver: AsyncSocketDelegate, @unchecked Sendable {
     func socket(_ sock: AsyncSocket, didConnectToHost host: String, port: UInt16) {}
     func socket(_ sock: AsyncSocket, didRead data: Data, withTag tag: Int) {}
     func socket(_ sock: AsyncSocket, didWriteDataWithTag tag: Int) {}
+    func socketDidSecure(_ sock: AsyncSocket) {}
 }
 
 final class UploadDriver: Driver, @unchecked Sendable {
@@ -99,12 +100,16 @@ final class UploadDriver: Driver, @unchecked Sendable {
     let chunk = Data(repeating: 0x41, count: 65_536)
     var queued = 0
     var written = 0
+    /// When set, the upload runs over TLS (`startTLS` right after connecting).
+    let tls: TLSSettings?
 
-    init(total: Int) {
+    init(total: Int, tls: TLSSettings? = nil) {
         self.total = total
+        self.tls = tls
     }
 
     override func socket(_ sock: AsyncSocket, didConnectToHost host: String, port: UInt16) {
+        if let tls { sock.startTLS(tls) }
         for _ in 0..<16 { queueNext(sock) }
         // The peer closes once it has every byte: that close ends the run.
         sock.readData(withTimeout: -1, tag: 1)

@@ -1,9 +1,10 @@
 import Foundation
 import NIOCore
 import NIOPosix
+import NIOSSL
 import TetherSockets
 
-// Usage: swift run -c release TetherBenchmarks [--quick] [--rounds N] [--only bulk|pingpong|memory]
+// Usage: swift run -c release TetherBenchmarks [--quick] [--rounds N] [--only bulk|pingpong|framing|tls|tls-bulk|tls-handshakes|memory]
 // Every variant talks to the same raw-NIO peer in a child process; variants run interleaved, round by round, and
 // the best round of each is reported with its ratio to the raw engine.
 
@@ -16,7 +17,11 @@ func option(_ name: String) -> String? {
 raiseDescriptorLimit()
 
 if let mode = option("--peer").flatMap(PeerMode.init(rawValue:)) {
-    try PeerServer.run(mode: mode, bytes: Int(option("--bytes") ?? "0") ?? 0)
+    var context: NIOSSLContext?
+    if let cert = option("--cert"), let key = option("--key") {
+        context = try TLSIdentity(certificatePath: cert, keyPath: key).serverContext()
+    }
+    try PeerServer.run(mode: mode, bytes: Int(option("--bytes") ?? "0") ?? 0, tls: context)
 }
 
 let quick = arguments.contains("--quick")
@@ -191,6 +196,78 @@ if only == nil || only == "framing" {
         ]
     )
     frames.stop()
+}
+
+if only == nil || only?.hasPrefix("tls") == true {
+    let identity = try TLSIdentity.generate()
+    let client = try identity.clientSettings()
+    let tlsBaselines = [
+        "Tether async face": "NIOSSL handlers",
+        "Tether delegate face (queue)": "NIOSSL handlers",
+        "Tether delegate face (event loop)": "NIOSSL handlers",
+    ]
+    let sink = try PeerProcess(mode: .tlsSink, bytes: bulkBytes, tls: identity)
+    if only != "tls-handshakes" {
+        try await runSuite(
+            "TLS bulk upload: \(bulkBytes >> 20) MiB in 64 KiB writes, client → NIOSSL peer (TLS 1.3, P-256)",
+            unit: "B/s",
+            amount: Double(bulkBytes),
+            variants: [
+                Variant(name: "NIOSSL handlers") {
+                    try await TLSBenchmarks.rawUpload(
+                        port: sink.port,
+                        total: bulkBytes,
+                        context: identity.clientContext
+                    )
+                },
+                Variant(name: "Tether async face") {
+                    try await TLSBenchmarks.asyncUpload(port: sink.port, total: bulkBytes, settings: client)
+                },
+                Variant(name: "Tether delegate face (queue)") {
+                    try await UploadDriver(total: bulkBytes, tls: client).run(port: sink.port, delivery: .delegateQueue)
+                },
+                Variant(name: "Tether delegate face (event loop)") {
+                    try await UploadDriver(total: bulkBytes, tls: client).run(port: sink.port, delivery: .eventLoop)
+                },
+            ],
+            baselines: tlsBaselines
+        )
+    }
+    sink.stop()
+
+    let handshakes = Int(ProcessInfo.processInfo.environment["TETHER_BENCH_HANDSHAKES"] ?? "") ?? (quick ? 300 : 2_000)
+    let acceptor = try PeerProcess(mode: .tlsHandshake, tls: identity)
+    if only != "tls-bulk" {
+        try await runSuite(
+            "TLS handshakes: \(handshakes) sequential connections (connect, handshake, close)",
+            unit: "hs/s",
+            amount: Double(handshakes),
+            variants: [
+                Variant(name: "NIOSSL handlers") {
+                    for _ in 0..<handshakes {
+                        try await TLSBenchmarks.rawHandshake(port: acceptor.port, context: identity.clientContext)
+                    }
+                },
+                Variant(name: "Tether async face") {
+                    for _ in 0..<handshakes {
+                        try await TLSBenchmarks.asyncHandshake(port: acceptor.port, settings: client)
+                    }
+                },
+                Variant(name: "Tether delegate face (queue)") {
+                    for _ in 0..<handshakes {
+                        try await HandshakeDriver(tls: client).run(port: acceptor.port, delivery: .delegateQueue)
+                    }
+                },
+                Variant(name: "Tether delegate face (event loop)") {
+                    for _ in 0..<handshakes {
+                        try await HandshakeDriver(tls: client).run(port: acceptor.port, delivery: .eventLoop)
+                    }
+                },
+            ],
+            baselines: tlsBaselines
+        )
+    }
+    acceptor.stop()
 }
 
 if only == nil || only == "memory" {

@@ -439,6 +439,14 @@ final class SocketEngine: ChannelInboundHandler {
         writeTimer = nil
         tlsTimer?.cancel()
         tlsTimer = nil
+        // NIOSSL closes gracefully: close_notify, then it waits for the peer's. With remote half-closure allowed,
+        // the peer's answer (close_notify and FIN) left the channel open until NIOSSL's 5 s shutdown timeout,
+        // holding every closed connection's memory that long; without it, the peer's FIN ends the channel.
+        if tlsHandler != nil, let context {
+            try? context.channel.syncOptions?.setOption(ChannelOptions.allowRemoteHalfClosure, value: false)
+        }
+        // The handler may hold closures that capture this engine (manual trust): let go of it.
+        tlsHandler = nil
         if let upgrade = tls {
             tls = nil
             upgrade.promise?.fail(error ?? AsyncSocketError.closedLocally)
@@ -894,3 +902,4 @@ final class SocketEngine: ChannelInboundHandler {
 
 @available(*, unavailable)
 extension SocketEngine: Sendable {}
+

@@ -1,0 +1,186 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import NIOSSL
+import NIOTLS
+import TetherSockets
+
+/// A P-256 key and a self-signed certificate for localhost and 127.0.0.1, made with the openssl CLI.
+struct TLSIdentity {
+    let certificatePath: String
+    let keyPath: String
+
+    static func generate() throws -> TLSIdentity {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-bench-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let identity = TLSIdentity(certificatePath: "\(directory)/cert.pem", keyPath: "\(directory)/key.pem")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-keyout", identity.keyPath, "-out", identity.certificatePath, "-days", "1", "-subj", "/CN=localhost",
+            "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+        ]
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw BenchmarkError(description: "openssl failed") }
+        return identity
+    }
+
+    func serverContext() throws -> NIOSSLContext {
+        try NIOSSLContext(
+            configuration: .makeServerConfiguration(
+                certificateChain: try NIOSSLCertificate.fromPEMFile(certificatePath).map { .certificate($0) },
+                privateKey: .privateKey(try NIOSSLPrivateKey(file: keyPath, format: .pem))
+            )
+        )
+    }
+
+    /// Full verification (chain and name) against the certificate itself, as Tether's client does.
+    var clientContext: NIOSSLContext {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.trustRoots = .file(certificatePath)
+        configuration.minimumTLSVersion = .tlsv12
+        return try! NIOSSLContext(configuration: configuration)
+    }
+
+    func clientSettings() throws -> TLSSettings {
+        var settings = TLSSettings.client(peerName: "localhost")
+        settings.trustRoots = .file(certificatePath)
+        return settings
+    }
+}
+
+enum TLSBenchmarks {
+    static let group = MultiThreadedEventLoopGroup.singleton
+
+    static func rawUpload(port: Int, total: Int, context: NIOSSLContext) async throws {
+        let done = group.next().makePromise(of: Void.self)
+        _ = try await ClientBootstrap(group: group)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        try NIOSSLClientHandler(context: context, serverHostname: "localhost")
+                    )
+                    try channel.pipeline.syncOperations.addHandler(TLSUploadHandler(total: total, done: done))
+                }
+            }
+            .connect(host: "127.0.0.1", port: port).get()
+        try await done.futureResult.get()
+    }
+
+    static func asyncUpload(port: Int, total: Int, settings: TLSSettings) async throws {
+        let connection = try await TCPConnection.connect(host: "127.0.0.1", port: port, tls: settings)
+        let chunk = ByteBuffer(repeating: 0x41, count: 65_536)
+        var sent = 0
+        while sent < total {
+            try await connection.write(chunk)
+            sent += chunk.readableBytes
+        }
+        while try await connection.readAvailable() != nil {}
+        try await connection.close()
+    }
+
+    static func rawHandshake(port: Int, context: NIOSSLContext) async throws {
+        let done = group.next().makePromise(of: Void.self)
+        _ = try await ClientBootstrap(group: group)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        try NIOSSLClientHandler(context: context, serverHostname: "localhost")
+                    )
+                    try channel.pipeline.syncOperations.addHandler(HandshakeHandler(done: done))
+                }
+            }
+            .connect(host: "127.0.0.1", port: port).get()
+        try await done.futureResult.get()
+    }
+
+    static func asyncHandshake(port: Int, settings: TLSSettings) async throws {
+        let connection = try await TCPConnection.connect(host: "127.0.0.1", port: port, tls: settings)
+        try await connection.close()
+    }
+}
+
+/// The raw upload behind NIOSSL: NIOSSL encrypts on flush and the channel's writability only sees encrypted bytes, so
+/// each 64 KiB write is flushed (without that, or before the handshake, the whole upload would pile up in NIOSSL's
+/// buffer before any back-pressure).
+final class TLSUploadHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+    let total: Int
+    let done: EventLoopPromise<Void>
+    var sent = 0
+    let chunk = ByteBuffer(repeating: 0x41, count: 65_536)
+
+    init(total: Int, done: EventLoopPromise<Void>) {
+        self.total = total
+        self.done = done
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        done.succeed()
+    }
+
+    // Writes start once the handshake completed: before it NIOSSL buffers every write while the channel stays
+    // writable.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .handshakeCompleted = event as? TLSUserEvent {
+            secured = true
+            pump(context: context)
+        }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) { pump(context: context) }
+
+    private var secured = false
+
+    private func pump(context: ChannelHandlerContext) {
+        guard secured else { return }
+        while context.channel.isWritable && sent < total {
+            sent += chunk.readableBytes
+            context.writeAndFlush(wrapOutboundOut(chunk), promise: nil)
+        }
+    }
+}
+
+/// Closes the channel once the handshake completed.
+final class HandshakeHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    let done: EventLoopPromise<Void>
+
+    init(done: EventLoopPromise<Void>) {
+        self.done = done
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .handshakeCompleted = event as? TLSUserEvent {
+            context.close(promise: nil)
+            done.succeed()
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        done.fail(error)
+        context.close(promise: nil)
+    }
+}
+
+/// Delegate face: connect, `startTLS`, and done at `socketDidSecure`.
+final class HandshakeDriver: Driver, @unchecked Sendable {
+    let tls: TLSSettings
+
+    init(tls: TLSSettings) {
+        self.tls = tls
+    }
+
+    override func socket(_ sock: AsyncSocket, didConnectToHost host: String, port: UInt16) {
+        sock.startTLS(tls)
+    }
+
+    override func socketDidSecure(_ sock: AsyncSocket) {
+        finish(.success(()))
+        sock.disconnect()
+    }
+}
