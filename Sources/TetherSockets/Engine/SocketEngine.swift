@@ -902,4 +902,3 @@ final class SocketEngine: ChannelInboundHandler {
 
 @available(*, unavailable)
 extension SocketEngine: Sendable {}
-
