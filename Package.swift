@@ -101,6 +101,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
+            name: "TetherUDPProbe",
+            dependencies: ["TetherSockets", .product(name: "NIOCore", package: "swift-nio")],
+            path: "Tests/Tools/TetherUDPProbe",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
             name: "TetherStoreCrashWriter",
             dependencies: ["TetherStore"],
             path: "Tests/Tools/TetherStoreCrashWriter",
