@@ -20,6 +20,8 @@ enum PeerMode: String {
     case tlsSink
     /// Completes TLS handshakes (behind NIOSSL) and discards whatever follows.
     case tlsHandshake
+    /// UDP: echoes each datagram to its sender.
+    case udpEcho
 }
 
 final class PeerProcess {
@@ -56,6 +58,20 @@ struct BenchmarkError: Error, CustomStringConvertible {
 enum PeerServer {
     static func run(mode: PeerMode, bytes: Int, tls: NIOSSLContext? = nil) throws -> Never {
         let group = MultiThreadedEventLoopGroup.singleton
+        if mode == .udpEcho {
+            let channel = try DatagramBootstrap(group: group)
+                .channelOption(.socketOption(.so_rcvbuf), value: 4 << 20)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(DatagramEchoHandler())
+                    }
+                }
+                .bind(host: "127.0.0.1", port: 0)
+                .wait()
+            FileHandle.standardOutput.write(Data("\(channel.localAddress!.port!)\n".utf8))
+            try channel.closeFuture.wait()
+            exit(0)
+        }
         let channel = try ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 4096)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -69,7 +85,7 @@ enum PeerServer {
                     case .sink: handler = SinkHandler(total: bytes)
                     case .frames: handler = FrameSourceHandler(wire: FramingBenchmarks.wire(count: bytes))
                     case .tlsSink: handler = SinkHandler(total: bytes)
-                    case .tlsHandshake: handler = DiscardHandler()
+                    case .tlsHandshake, .udpEcho: handler = DiscardHandler()
                     }
                     if let tls {
                         try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))

@@ -4,7 +4,7 @@ import NIOPosix
 import NIOSSL
 import TetherSockets
 
-// Usage: swift run -c release TetherBenchmarks [--quick] [--rounds N] [--only bulk|pingpong|framing|tls|tls-bulk|tls-handshakes|memory]
+// Usage: swift run -c release TetherBenchmarks [--quick] [--rounds N] [--only bulk|pingpong|framing|tls|tls-bulk|tls-handshakes|udp|memory]
 // Every variant talks to the same raw-NIO peer in a child process; variants run interleaved, round by round, and
 // the best round of each is reported with its ratio to the raw engine.
 
@@ -268,6 +268,41 @@ if only == nil || only?.hasPrefix("tls") == true {
         )
     }
     acceptor.stop()
+}
+
+if only == nil || only == "udp" {
+    let echo = try PeerProcess(mode: .udpEcho)
+    let echoPort = echo.port
+    let count = quick ? 20_000 : 200_000
+    for size in [64, 1_400] {
+        try await runSuite(
+            "UDP: \(count) datagrams of \(size) bytes through an echo peer, \(UDPBenchmarks.window) in flight",
+            unit: "dgram/s",
+            amount: Double(count),
+            variants: [
+                Variant(name: "NIO handlers") {
+                    try await UDPBenchmarks.handlers(port: echo.port, count: count, size: size)
+                },
+                Variant(name: "NIOAsyncChannel") {
+                    try await UDPBenchmarks.stallGuarded {
+                        try await UDPBenchmarks.asyncChannel(port: echoPort, count: count, size: size)
+                    }
+                },
+                Variant(name: "Tether async face") {
+                    try await UDPBenchmarks.stallGuarded {
+                        try await UDPBenchmarks.tetherAsync(port: echoPort, count: count, size: size)
+                    }
+                },
+                Variant(name: "Tether delegate face (queue)") {
+                    try await UDPBenchmarks.stallGuarded {
+                        try await UDPBenchmarks.tetherDelegate(port: echoPort, count: count, size: size)
+                    }
+                },
+            ],
+            baselines: tetherBaselines
+        )
+    }
+    echo.stop()
 }
 
 if only == nil || only == "memory" {

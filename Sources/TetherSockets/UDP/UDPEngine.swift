@@ -21,10 +21,10 @@ protocol UDPEngineOwner: AnyObject {
 /// wants datagrams (`autoRead` is off, so a slow consumer leaves excess datagrams to the kernel), and writes
 /// datagrams with a promise each, so that one send's failure is reported to that send only.
 ///
-/// Sends go straight to `sendto` on the channel's descriptor while nothing waits in NIO's write buffer; only a full
-/// socket buffer (`EAGAIN`) hands a datagram to NIO, which writes it when the socket is writable again. This is how
-/// every refused send (`EMSGSIZE`, `EACCES`, `ECONNREFUSED`, `ENETUNREACH`, …) fails that send alone: NIO's own
-/// write path closes the channel on most of those errors.
+/// Sends go straight to `sendto` (through ``UDPSendGate``, also from other threads) while nothing waits in NIO's
+/// write buffer; only a full socket buffer (`EAGAIN`) hands a datagram to NIO, which writes it when the socket is
+/// writable again. This is how every refused send (`EMSGSIZE`, `EACCES`, `ECONNREFUSED`, `ENETUNREACH`, …) fails
+/// that send alone: NIO's own write path closes the channel on most of those errors.
 final class UDPEngine: ChannelInboundHandler {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
     typealias OutboundOut = AddressedEnvelope<ByteBuffer>
@@ -36,18 +36,19 @@ final class UDPEngine: ChannelInboundHandler {
     private weak var owner: (any UDPEngineOwner)?
     private var readRequested = false
     private var lastError: (any Error)?
-    private var pendingSendError: Int32?
     /// Whether the owner wants datagrams now; setting it to true issues a read.
     var wantsReads = false {
         didSet { if wantsReads { requestRead() } }
     }
 
     let descriptor: Int32
-    private var waitingInNIO = 0
+    /// Direct sends, from the loop or (async face) from the sending task's thread.
+    let gate: UDPSendGate
 
     init(owner: any UDPEngineOwner, descriptor: Int32) {
         self.owner = owner
         self.descriptor = descriptor
+        self.gate = UDPSendGate(descriptor: descriptor)
     }
 
     /// The channel options both faces use.
@@ -88,11 +89,12 @@ final class UDPEngine: ChannelInboundHandler {
         // socket reports it and leaves the channel open. Without NIO the kernel would fail the next send with it,
         // so that is where it goes. A fatal error is followed by channelInactive, which reports it.
         if context.channel.isActive, let io = error as? IOError, io.errnoCode == ECONNREFUSED {
-            pendingSendError = io.errnoCode
+            gate.setPendingError(io.errnoCode)
         }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        gate.close()
         let error = lastError
         owner?.engineDidClose(self, error: error)
         context.fireChannelInactive()
@@ -104,33 +106,26 @@ final class UDPEngine: ChannelInboundHandler {
             promise?.fail(ChannelError.ioOnClosedChannel)
             return
         }
-        if let pending = pendingSendError {
-            pendingSendError = nil
-            promise?.fail(IOError(errnoCode: pending, reason: "sendto"))
+        switch gate.send(envelope) {
+        case .sent: promise?.succeed()
+        case .failed(let code): promise?.fail(IOError(errnoCode: code, reason: "sendto"))
+        case .closed: promise?.fail(ChannelError.ioOnClosedChannel)
+        case .queue: queueInNIO(envelope, promise: promise)
+        }
+    }
+
+    /// The socket buffer is full (or datagrams wait already): NIO keeps the datagram, in order, until the socket is
+    /// writable. Called after the gate answered `.queue`.
+    func queueInNIO(_ envelope: AddressedEnvelope<ByteBuffer>, promise: EventLoopPromise<Void>?) {
+        let gate = self.gate
+        guard let context, context.channel.isActive else {
+            gate.queuedDatagramDone()
+            promise?.fail(ChannelError.ioOnClosedChannel)
             return
         }
-        if waitingInNIO == 0 {
-            let result = envelope.remoteAddress.withSockAddr { address, length in
-                envelope.data.withUnsafeReadableBytes { bytes in
-                    sendto(descriptor, bytes.baseAddress, bytes.count, 0, address, socklen_t(length))
-                }
-            }
-            if result >= 0 {
-                promise?.succeed()
-                return
-            }
-            let code = errno
-            if code != EAGAIN && code != EWOULDBLOCK && code != EINTR {
-                promise?.fail(IOError(errnoCode: code, reason: "sendto"))
-                return
-            }
-        }
-        // The socket buffer is full: NIO keeps the datagram (in order) until the socket is writable.
-        waitingInNIO += 1
         let written = context.eventLoop.makePromise(of: Void.self)
-        let me = UncheckedSendable(self)
         written.futureResult.whenComplete { result in
-            me.value.waitingInNIO -= 1
+            gate.queuedDatagramDone()
             promise?.completeWith(result)
         }
         context.writeAndFlush(wrapOutboundOut(envelope), promise: written)

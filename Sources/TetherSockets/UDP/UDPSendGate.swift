@@ -1,0 +1,100 @@
+import NIOConcurrencyHelpers
+import NIOCore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Lets a datagram go straight to `sendto` from whatever thread sends it, without a hop to the event loop, while
+/// nothing waits in NIO's write buffer. It sends on a duplicate of the channel's descriptor, so that a channel NIO
+/// closes (on its own, after a fatal error) can never leave a descriptor number that another socket reuses under a
+/// send; the duplicate is closed with the gate. Every direct send and every hand-over to NIO is decided under one
+/// lock, so datagrams keep their order: once one waits in NIO (`EAGAIN`), the others follow it there until it is
+/// written.
+final class UDPSendGate: Sendable {
+    enum Outcome {
+        /// The kernel took the datagram.
+        case sent
+        /// The kernel refused it with this errno; the socket stays open.
+        case failed(Int32)
+        /// It must go through NIO (after `EAGAIN`, or behind datagrams already there); the gate counts it as
+        /// waiting until `queuedDatagramDone()`.
+        case queue
+        /// The gate is closed.
+        case closed
+    }
+
+    private struct State {
+        var descriptor: Int32
+        var waitingInNIO = 0
+        var isClosed = false
+        /// An error the socket reported (an ICMP "connection refused" on a connected socket) that the next send
+        /// returns, as the kernel would.
+        var pendingError: Int32?
+    }
+
+    private let state: NIOLockedValueBox<State>
+
+    init(descriptor: Int32) {
+        let duplicate = dup(descriptor)
+        state = NIOLockedValueBox(State(descriptor: duplicate, isClosed: duplicate < 0))
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Sends `envelope` now if it may go directly.
+    func send(_ envelope: AddressedEnvelope<ByteBuffer>) -> Outcome {
+        state.withLockedValue { state in
+            if state.isClosed { return .closed }
+            if let pending = state.pendingError {
+                state.pendingError = nil
+                return .failed(pending)
+            }
+            if state.waitingInNIO == 0 {
+                let descriptor = state.descriptor
+                let result = envelope.remoteAddress.withSockAddr { address, length in
+                    envelope.data.withUnsafeReadableBytes { bytes in
+                        sendto(
+                            descriptor,
+                            bytes.baseAddress,
+                            bytes.count,
+                            Int32(MSG_DONTWAIT),
+                            address,
+                            socklen_t(length)
+                        )
+                    }
+                }
+                if result >= 0 { return .sent }
+                let code = errno
+                if code != EAGAIN && code != EWOULDBLOCK && code != EINTR { return .failed(code) }
+            }
+            state.waitingInNIO += 1
+            return .queue
+        }
+    }
+
+    /// A datagram handed to NIO after `.queue` was written or failed.
+    func queuedDatagramDone() {
+        state.withLockedValue { $0.waitingInNIO -= 1 }
+    }
+
+    /// Records an error for the next send.
+    func setPendingError(_ code: Int32) {
+        state.withLockedValue { $0.pendingError = code }
+    }
+
+    /// Closes the duplicate descriptor; later sends answer `.closed`.
+    func close() {
+        state.withLockedValue { state in
+            guard !state.isClosed else { return }
+            state.isClosed = true
+            _ = UDPSystem.close(state.descriptor)
+        }
+    }
+}
