@@ -200,4 +200,33 @@ struct AsyncUdpSocketSendingTests {
         #expect(!recorder.events.contains { if case .closed = $0 { true } else { false } })
         socket.close()
     }
+
+    @Test("sends that go straight to the kernel keep their order behind a send that needs the loop (a lookup)")
+    func directSendsWaitBehindQueuedOnes() async throws {
+        let peer = try await UDPCollectingPeer(host: "127.0.0.1")
+        let recorder = UdpRecorder(label: "order")
+        let socket = recorder.makeSocket()
+        socket.setIPv6Enabled(false)
+        try socket.bind(toPort: 0, interface: "127.0.0.1")
+        // Let the life finish adopting its socket, so that later sends may go directly.
+        socket.send(Data("warm-up".utf8), toHost: "127.0.0.1", port: UInt16(peer.port), withTimeout: 5, tag: 0)
+        try await recorder.waitForSendResults([0])
+        // "localhost" has two addresses: that send takes the loop's path (choice by preference). The literal sends
+        // queued right after it must not overtake it, neither on the wire nor in the callbacks.
+        for round in 0..<20 {
+            let base = 1 + round * 10
+            socket.send(Data("\(base)".utf8), toHost: "localhost", port: UInt16(peer.port), withTimeout: 5, tag: base)
+            for tag in (base + 1)..<(base + 10) {
+                socket.send(Data("\(tag)".utf8), toHost: "127.0.0.1", port: UInt16(peer.port), withTimeout: 5, tag: tag)
+            }
+        }
+        let tags = Set(0...200)
+        try await recorder.waitForSendResults(tags)
+        let order = recorder.events.compactMap { if case .sent(let tag) = $0 { tag } else { nil } }
+        #expect(order == Array(0...200))
+        let datagrams = try await peer.wait(for: 201)
+        #expect(datagrams.map { String(buffer: $0.data) } == ["warm-up"] + (1...200).map { "\($0)" })
+        socket.close()
+        await peer.stop()
+    }
 }

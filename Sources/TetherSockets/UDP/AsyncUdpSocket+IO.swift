@@ -60,6 +60,20 @@ extension AsyncUdpSocket {
             reportUnsent(tag: tag, error: .wrapping(error, function: "socket"))
             return
         }
+        // Straight to the kernel when the life's queue is idle and nothing (a filter, a lookup) must run first; the
+        // callback is queued as the loop's would be.
+        if state.withLock({ $0.sendFilter == nil }), let result = runtime.fastPath.send(data, to: destination) {
+            let life = runtime.life
+            switch result {
+            case .sent:
+                deliver(life: life) { sock, delegate in delegate.udpSocket(sock, didSendDataWithTag: tag) }
+            case .failed(let error):
+                deliver(life: life) { sock, delegate in
+                    delegate.udpSocket(sock, didNotSendDataWithTag: tag, dueToError: error)
+                }
+            }
+            return
+        }
         runtime.enqueue(.send(UDPLife.Outgoing(data: data, destination: destination, timeout: timeout, tag: tag)))
     }
 

@@ -42,6 +42,8 @@ final class UDPLife: UDPEngineOwner {
     let socket: AsyncUdpSocket
     let life: UInt64
     let loop: any EventLoop
+    /// Direct sends from the sending thread while the queue is idle; mirrors the loop's state.
+    let fastPath = UDPFastPath()
 
     private var engines: [NIOBSDSocket.ProtocolFamily: UDPEngine] = [:]
     private var channels: [NIOBSDSocket.ProtocolFamily: any Channel] = [:]
@@ -116,17 +118,28 @@ final class UDPLife: UDPEngineOwner {
         }
         if pendingAdoptions == 0 {
             updateReads()
+            publishFastPath()
             sendNext()
         }
     }
 
     private var isReady: Bool { pendingAdoptions == 0 && !isShutDown }
 
+    /// Mirrors what direct sends depend on into the fast path.
+    private func publishFastPath() {
+        fastPath.publish(
+            isOpen: isReady && !closesAfterSending,
+            gates: engines.mapValues(\.gate),
+            connected: connected
+        )
+    }
+
     /// Closes one family's channel (never inline: its close reports back into the socket's lock).
     func closeFamily(_ family: NIOBSDSocket.ProtocolFamily) {
         onLoop { me in
             me.engines[family] = nil
             me.channels.removeValue(forKey: family)?.close(promise: nil)
+            me.publishFastPath()
         }
     }
 
@@ -134,6 +147,7 @@ final class UDPLife: UDPEngineOwner {
     func shutdown() {
         onLoop { me in
             me.isShutDown = true
+            me.publishFastPath()
             me.queue.removeAll()
             me.receiving.removeAll()
             me.engines.removeAll()
@@ -146,6 +160,7 @@ final class UDPLife: UDPEngineOwner {
         guard !isShutDown, let family = engines.first(where: { $0.value === engine })?.key else { return }
         engines[family] = nil
         channels[family] = nil
+        publishFastPath()
         // A socket closed under us (not by close, connect or a multicast join): the life ends.
         socket.lifeEnded(life, error: error.map { AsyncUdpSocketError.wrapping($0, function: "recvmsg") })
     }
@@ -153,6 +168,7 @@ final class UDPLife: UDPEngineOwner {
     // MARK: sending
 
     func enqueue(_ packet: Packet) {
+        fastPath.packetQueued()
         onLoop { me in
             var queued = Queued(packet: packet)
             switch packet {
@@ -170,6 +186,7 @@ final class UDPLife: UDPEngineOwner {
     func closeAfterSending() {
         onLoop { me in
             me.closesAfterSending = true
+            me.publishFastPath()
             me.sendNext()
         }
     }
@@ -195,6 +212,7 @@ final class UDPLife: UDPEngineOwner {
 
     private func finished() {
         isSending = false
+        fastPath.packetFinished()
         sendNext()
     }
 
@@ -224,6 +242,7 @@ final class UDPLife: UDPEngineOwner {
             switch result {
             case .success:
                 connected = address
+                publishFastPath()
                 receiving.connectedPeer = address
                 socket.connectFinished(life: life, address: address)
                 let data = address.sockaddrData

@@ -79,6 +79,25 @@ final class UDPSendGate: Sendable {
         }
     }
 
+    /// Sends `envelope` now if the kernel takes or refuses it at once; `.queue` (nothing counted, nothing sent) when
+    /// datagrams wait in NIO or the socket buffer is full.
+    func sendIfIdle(_ envelope: AddressedEnvelope<ByteBuffer>) -> Outcome {
+        state.withLockedValue { state in
+            if state.isClosed { return .closed }
+            if state.pendingError != nil || state.waitingInNIO > 0 { return .queue }
+            let descriptor = state.descriptor
+            let result = envelope.remoteAddress.withSockAddr { address, length in
+                envelope.data.withUnsafeReadableBytes { bytes in
+                    sendto(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), address, socklen_t(length))
+                }
+            }
+            if result >= 0 { return .sent }
+            let code = errno
+            if code != EAGAIN && code != EWOULDBLOCK && code != EINTR { return .failed(code) }
+            return .queue
+        }
+    }
+
     /// A datagram handed to NIO after `.queue` was written or failed.
     func queuedDatagramDone() {
         state.withLockedValue { $0.waitingInNIO -= 1 }

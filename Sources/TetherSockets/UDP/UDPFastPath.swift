@@ -1,0 +1,77 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// The delegate face's direct send: while a life's queue is idle (no send or connect waiting or running on the loop),
+/// a send to an address known without a lookup goes to the kernel from the sending thread, with its callback
+/// queued on the delegate queue as the loop's would be. Everything else — a queue with work in it, a send filter, a
+/// name to resolve, a full socket buffer — takes the loop's path, so the original's order of sends and callbacks is
+/// kept: the loop mirrors its state here (under this lock) whenever it changes.
+final class UDPFastPath: Sendable {
+    private struct State {
+        /// The loop is ready (adopted, not shut down, not closing after sends).
+        var isOpen = false
+        /// Packets queued on the loop and not finished.
+        var outstanding = 0
+        var gates: [NIOBSDSocket.ProtocolFamily: UDPSendGate] = [:]
+        var connected: SocketAddress?
+    }
+
+    enum Result {
+        case sent
+        case failed(AsyncUdpSocketError)
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    /// Counts a packet that goes to the loop; from any thread, before it is handed over.
+    func packetQueued() {
+        state.withLockedValue { $0.outstanding += 1 }
+    }
+
+    /// On the loop: a queued packet finished (its callback is queued).
+    func packetFinished() {
+        state.withLockedValue { $0.outstanding -= 1 }
+    }
+
+    /// On the loop: the state the fast path depends on.
+    func publish(isOpen: Bool, gates: [NIOBSDSocket.ProtocolFamily: UDPSendGate], connected: SocketAddress?) {
+        state.withLockedValue {
+            $0.isOpen = isOpen
+            $0.gates = gates
+            $0.connected = connected
+        }
+    }
+
+    /// Sends `data` now when it may go directly; nil when it must take the loop's path.
+    func send(_ data: Data, to destination: UDPLife.Destination) -> Result? {
+        state.withLockedValue { state -> Result? in
+            guard state.isOpen, state.outstanding == 0 else { return nil }
+            let address: SocketAddress
+            switch destination {
+            case .connected:
+                guard let connected = state.connected else { return nil }
+                address = connected
+            case .address(let given):
+                guard state.connected == nil else { return nil }
+                address = given
+            case .host(let host, let port):
+                guard state.connected == nil, let literal = HostResolver.literalAddresses(host: host, port: port),
+                    literal.count == 1
+                else { return nil }
+                address = literal[0]
+            }
+            // Over-long IPv4 datagrams are refused by the loop's path, with the original's error.
+            guard let gate = state.gates[address.protocol], address.protocol != .inet || data.count <= 65_507 else {
+                return nil
+            }
+            let envelope = AddressedEnvelope(remoteAddress: address, data: ByteBuffer(bytes: data))
+            switch gate.sendIfIdle(envelope) {
+            case .sent: return .sent
+            case .failed(let code):
+                return .failed(.wrapping(IOError(errnoCode: code, reason: "sendto"), function: "sendmsg"))
+            case .queue, .closed: return nil
+            }
+        }
+    }
+}
