@@ -77,6 +77,53 @@ struct TCPConnectionFramesTests {
         try await connection.close()
     }
 
+    @Test func framesDecodedAheadGoBackWhenADirectReadComesBetweenSteps() async throws {
+        let (connection, peer, listener) = try await connectAsync()
+        defer {
+            peer.close()
+            listener.close()
+        }
+        let frames = (1...10).map { STXFrame(destination: UInt16($0), source: 0, bytes: Array("frame \($0)".utf8)) }
+        // One send: every frame is buffered when the first step decodes, so the step decodes the others ahead.
+        peer.send(try stxBytes(frames))
+        var iterator = connection.frames(STXFrameCodec()).makeAsyncIterator()
+        #expect(try await iterator.next() == frames[0])
+        #expect(try await iterator.next() == frames[1])
+        // The third frame's bytes, read directly, come back exactly; the iterator goes on with the fourth.
+        let third = try stxBytes([frames[2]])
+        let raw = try await connection.read(toLength: third.count, timeout: .seconds(5))
+        #expect(Array(raw.readableBytesView) == third)
+        #expect(try await iterator.next() == frames[3])
+        var rest: [STXFrame] = []
+        while rest.count < 6, let frame = try await iterator.next() { rest.append(frame) }
+        #expect(rest == Array(frames[4...]))
+        try await connection.close()
+    }
+
+    @Test func aFramingErrorBehindDecodedFramesSurfacesAtItsOwnStep() async throws {
+        let (connection, peer, listener) = try await connectAsync()
+        defer {
+            peer.close()
+            listener.close()
+        }
+        let good = (1...2).map { STXFrame(destination: UInt16($0), source: 9, bytes: Array("ok".utf8)) }
+        var corrupt = try stxBytes([STXFrame(destination: 3, source: 9, bytes: Array("bad".utf8))])
+        corrupt[corrupt.count - 1] ^= 0xFF
+        peer.send(try stxBytes(good) + corrupt)
+        var iterator = connection.frames(STXFrameCodec()).makeAsyncIterator()
+        #expect(try await iterator.next() == good[0])
+        #expect(try await iterator.next() == good[1])
+        do {
+            _ = try await iterator.next()
+            Issue.record("expected a checksum mismatch")
+        } catch let error as FramingError {
+            #expect(error.code == .checksumMismatch)
+        }
+        let drained = try await connection.read(toLength: corrupt.count, timeout: .seconds(5))
+        #expect(Array(drained.readableBytesView) == corrupt)
+        try await connection.close()
+    }
+
     @Test func aFramingErrorSurfacesAndTheBadBytesStayBuffered() async throws {
         let (connection, peer, listener) = try await connectAsync()
         defer {

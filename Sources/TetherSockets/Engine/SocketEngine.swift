@@ -24,6 +24,15 @@ protocol FrameReadOperation: AnyObject {
 
     /// Ends the operation with `error` (close, cancellation).
     func fail(_ error: any Error)
+
+    /// Frames this operation decoded ahead for its iterator (their bytes left the buffer), if any.
+    var decodedAhead: (any ReclaimableFrames)? { get }
+}
+
+/// Frames decoded ahead of an iterator, whose bytes go back to the connection when another read comes first.
+protocol ReclaimableFrames: AnyObject {
+    /// Empties the batch; returns the bytes of the frames not taken, in order (nil when all were taken).
+    func reclaim() -> ByteBuffer?
 }
 
 /// Where a queued write's completion goes.
@@ -185,6 +194,8 @@ final class SocketEngine: ChannelInboundHandler {
     private var pendingError: AsyncSocketError?
     /// The channel closed after a clean end of both directions; only buffered reads remain.
     private var channelGone = false
+    /// Frames decoded ahead of a `frames` iterator: their bytes are out of `buffer` until taken or reclaimed.
+    private var framesAhead: (any ReclaimableFrames)?
     /// Set when the connection was never established and is being abandoned; a channel that arrives later closes.
     var isClosed: Bool { state == .closed }
     /// The requested upgrade until the connection is secure: operations after its barrier wait for it.
@@ -589,6 +600,14 @@ final class SocketEngine: ChannelInboundHandler {
         isProcessingReads = true
         defer { isProcessingReads = false }
         while var request = reads.first {
+            if let ahead = framesAhead {
+                // Another read reached the connection: the frames not taken yet go back, in front of the buffer.
+                framesAhead = nil
+                if var reclaimed = ahead.reclaim() {
+                    reclaimed.writeBuffer(&buffer)
+                    buffer = reclaimed
+                }
+            }
             if isBehindTLS(request.id) {
                 startHandshakeIfReady()
                 guard state == .active else { return }
@@ -602,6 +621,7 @@ final class SocketEngine: ChannelInboundHandler {
                 if operation.attempt(&buffer, inputClosed: inputClosed) {
                     reads.removeFirst()
                     cancelReadTimer()
+                    framesAhead = operation.decodedAhead
                     continue
                 }
                 if !inReadLoop { requestMoreDataIfNeeded() }

@@ -1,4 +1,5 @@
-import NIOCore
+public import NIOConcurrencyHelpers
+public import NIOCore
 public import TetherCore
 
 extension TCPConnection {
@@ -34,8 +35,13 @@ extension TCPConnection {
         try await write(buffer, timeout: timeout)
     }
 
-    /// Reads one frame; returns it with the codec's new state (resynchronisation counters).
-    func readFrame<Codec: FrameCodec>(_ codec: Codec) async throws -> (Codec.Frame?, Codec) {
+    /// Reads one frame; returns it with the codec's new state (resynchronisation counters). Frames after it that
+    /// are already buffered are decoded into `batch`, for the iterator to take without a hop.
+    @usableFromInline
+    func readFrame<Codec: FrameCodec>(
+        _ codec: Codec,
+        batch: DecodedFrames<Codec>? = nil
+    ) async throws -> (Codec.Frame?, Codec) {
         let idBox = OperationID()
         let engine = self.engine
         let loop = channel.eventLoop
@@ -43,7 +49,7 @@ extension TCPConnection {
             try await withCheckedThrowingContinuation {
                 (continuation: CheckedContinuation<(Codec.Frame?, Codec), any Error>) in
                 loop.execute {
-                    let operation = CodecFrameRead(codec: codec, continuation: continuation)
+                    let operation = CodecFrameRead(codec: codec, batch: batch, continuation: continuation)
                     if idBox.isCancelled {
                         operation.fail(CancellationError())
                         return
@@ -73,21 +79,93 @@ extension TCPConnection {
         }
 
         /// Iterates the frames.
+        ///
+        /// A step that reaches the event loop also decodes the frames already buffered behind the one it returns
+        /// (up to ``DecodedFrames/limit``); the next steps take those without leaving the task's thread. Frames are
+        /// handed over in order and nothing is lost: when another read reaches the connection first, the bytes of
+        /// the frames not yet taken go back to the front of the connection's buffer.
         public struct AsyncIterator: AsyncIteratorProtocol {
-            let connection: TCPConnection
+            @usableFromInline let connection: TCPConnection
             /// The codec as the iteration left it (e.g. `STXFrameCodec.discardedByteCount` after resynchronising).
-            public private(set) var codec: Codec
-            var finished = false
+            public var codec: Codec { currentCodec }
+            @usableFromInline var currentCodec: Codec
+            @usableFromInline var finished = false
+            // Taken in the caller's module (inlinable, so specialized for its codec): a step that does not hop
+            // costs a lock and a pop, not generic metadata lookups.
+            @usableFromInline let batch = DecodedFrames<Codec>()
+
+            init(connection: TCPConnection, codec: Codec) {
+                self.connection = connection
+                self.currentCodec = codec
+            }
 
             /// The next frame; nil at the end of the stream on a frame boundary.
             /// - Throws: `FramingError` (bytes kept), `.truncatedFrame` at a mid-frame end, or the connection's error.
+            @inlinable
             public mutating func next() async throws -> Codec.Frame? {
                 guard !finished else { return nil }
-                let (frame, codec) = try await connection.readFrame(self.codec)
-                self.codec = codec
+                if let decoded = batch.take() {
+                    currentCodec = decoded.codec
+                    return decoded.frame
+                }
+                let (frame, codec) = try await connection.readFrame(currentCodec, batch: batch)
+                currentCodec = codec
                 if frame == nil { finished = true }
                 return frame
             }
+        }
+    }
+}
+
+/// Frames decoded ahead of an iterator: filled on the event loop, taken by the iterator's task, and given back (as
+/// the bytes they were decoded from) when another read reaches the connection first.
+@usableFromInline
+final class DecodedFrames<Codec: FrameCodec>: ReclaimableFrames, @unchecked Sendable {
+    /// The most frames decoded ahead in one step.
+    static var limit: Int { 1_024 }
+
+    /// One frame, the codec's state after it, and how many bytes it took.
+    @usableFromInline
+    struct Decoded {
+        @usableFromInline var frame: Codec.Frame
+        @usableFromInline var codec: Codec
+        @usableFromInline var length: Int
+    }
+
+    @usableFromInline
+    struct State {
+        @usableFromInline var frames = CircularBuffer<Decoded>()
+        /// The bytes of the frames not taken yet, in order.
+        @usableFromInline var bytes = ByteBuffer()
+    }
+
+    @usableFromInline let state = NIOLockedValueBox(State())
+
+    @usableFromInline init() {}
+
+    /// The next decoded frame and the codec's state after it.
+    @inlinable
+    func take() -> Decoded? {
+        state.withLockedValue { state in
+            guard let next = state.frames.popFirst() else { return nil }
+            state.bytes.moveReaderIndex(forwardBy: next.length)
+            return next
+        }
+    }
+
+    /// On the loop: replaces the contents (the previous ones were all taken or reclaimed).
+    func fill(_ frames: CircularBuffer<Decoded>, bytes: ByteBuffer) {
+        state.withLockedValue { state in
+            state.frames = frames
+            state.bytes = bytes
+        }
+    }
+
+    func reclaim() -> ByteBuffer? {
+        state.withLockedValue { state in
+            state.frames.removeAll()
+            defer { state.bytes = ByteBuffer() }
+            return state.bytes.readableBytes > 0 ? state.bytes : nil
         }
     }
 }
@@ -96,16 +174,26 @@ extension TCPConnection {
 final class CodecFrameRead<Codec: FrameCodec>: FrameReadOperation {
     private var codec: Codec
     private var continuation: CheckedContinuation<(Codec.Frame?, Codec), any Error>?
+    private let batch: DecodedFrames<Codec>?
 
-    init(codec: Codec, continuation: CheckedContinuation<(Codec.Frame?, Codec), any Error>) {
+    init(
+        codec: Codec,
+        batch: DecodedFrames<Codec>?,
+        continuation: CheckedContinuation<(Codec.Frame?, Codec), any Error>
+    ) {
         self.codec = codec
+        self.batch = batch
         self.continuation = continuation
     }
+
+    var decodedAhead: (any ReclaimableFrames)? { batch }
 
     func attempt(_ buffer: inout ByteBuffer, inputClosed: Bool) -> Bool {
         do {
             if case .frame(let frame) = try codec.decode(from: &buffer) {
-                finish(.success((frame, codec)))
+                let reply = codec
+                decodeAhead(&buffer)
+                finish(.success((frame, reply)))
                 return true
             }
             guard inputClosed else { return false }
@@ -128,6 +216,29 @@ final class CodecFrameRead<Codec: FrameCodec>: FrameReadOperation {
 
     func fail(_ error: any Error) {
         finish(.failure(error))
+    }
+
+    /// Decodes the complete frames behind the first into the batch, consuming their bytes. Stops at the first
+    /// incomplete frame or codec error: those bytes stay in `buffer` for the next step to report.
+    private func decodeAhead(_ buffer: inout ByteBuffer) {
+        guard let batch, buffer.readableBytes > 0 else { return }
+        let start = buffer
+        var frames = CircularBuffer<DecodedFrames<Codec>.Decoded>(initialCapacity: 64)
+        while frames.count < DecodedFrames<Codec>.limit {
+            let before = buffer.readerIndex
+            var next = codec
+            // A codec leaves the bytes in place when it throws; needMoreData may still have skipped garbage, which
+            // the step that reports it must see again: either way the reader index goes back.
+            guard case .frame(let frame)? = try? next.decode(from: &buffer) else {
+                buffer.moveReaderIndex(to: before)
+                break
+            }
+            frames.append(.init(frame: frame, codec: next, length: buffer.readerIndex - before))
+            codec = next
+        }
+        guard !frames.isEmpty else { return }
+        let consumed = buffer.readerIndex - start.readerIndex
+        batch.fill(frames, bytes: start.getSlice(at: start.readerIndex, length: consumed)!)
     }
 
     private func finish(_ result: Result<(Codec.Frame?, Codec), any Error>) {
