@@ -1,3 +1,4 @@
+import NIOCore
 public import NIOSSL
 
 /// How a connection is secured: the role, whom to trust, what to present. Shared by both faces
@@ -53,6 +54,8 @@ public struct TLSSettings: Sendable, Hashable {
     /// Package-internal, for `tether nc --insecure` only: a client that verifies nothing. Not public on purpose: an
     /// application that must accept a certificate it cannot verify uses manual trust or a pin.
     package var skipsVerification = false
+    /// How long a closing connection waits for the peer's close_notify (NIOSSL's default); tests lengthen it.
+    var shutdownTimeout = TimeAmount.seconds(5)
 
     /// Creates settings; every parameter has the secure default.
     public init(

@@ -144,6 +144,7 @@ enum TLSContextCache {
         configuration.trustRoots = settings.trustRoots
         configuration.applicationProtocols = settings.applicationProtocols
         configuration.certificateVerification = verification
+        configuration.shutdownTimeout = settings.shutdownTimeout
         if let suites = settings.cipherSuites {
             configuration.cipherSuiteValues = suites
         }
