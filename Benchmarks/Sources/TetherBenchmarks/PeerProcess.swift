@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import NIOHTTP1
 import NIOPosix
 import NIOSSL
 
@@ -20,6 +21,8 @@ enum PeerMode: String {
     case tlsSink
     /// Completes TLS handshakes (behind NIOSSL) and discards whatever follows.
     case tlsHandshake
+    /// HTTP/1.1 with keep-alive: `GET /small` answers 1 KiB, `GET /big` streams `--bytes` bytes.
+    case http
 }
 
 final class PeerProcess {
@@ -70,6 +73,9 @@ enum PeerServer {
                     case .frames: handler = FrameSourceHandler(wire: FramingBenchmarks.wire(count: bytes))
                     case .tlsSink: handler = SinkHandler(total: bytes)
                     case .tlsHandshake: handler = DiscardHandler()
+                    case .http:
+                        try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                        handler = HTTPPeerHandler(bigBytes: bytes)
                     }
                     if let tls {
                         try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))

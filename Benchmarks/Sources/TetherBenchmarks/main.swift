@@ -4,7 +4,7 @@ import NIOPosix
 import NIOSSL
 import TetherSockets
 
-// Usage: swift run -c release TetherBenchmarks [--quick] [--rounds N] [--only bulk|pingpong|framing|tls|tls-bulk|tls-handshakes|memory]
+// Usage: swift run -c release TetherBenchmarks [--quick] [--rounds N] [--only bulk|pingpong|framing|tls|tls-bulk|tls-handshakes|http|memory]
 // Every variant talks to the same raw-NIO peer in a child process; variants run interleaved, round by round, and
 // the best round of each is reported with its ratio to the raw engine.
 
@@ -268,6 +268,10 @@ if only == nil || only?.hasPrefix("tls") == true {
         )
     }
     acceptor.stop()
+}
+
+if only == nil || only == "http" {
+    try await HTTPBenchmarks.run(quick: quick)
 }
 
 if only == nil || only == "memory" {
