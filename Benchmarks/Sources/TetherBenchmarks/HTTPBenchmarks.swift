@@ -58,6 +58,10 @@ enum HTTPBenchmarks {
                 times.variant("raw AsyncHTTPClient") {
                     for _ in 0..<gets { try check(try await rawGet(client, small), 1024) }
                 },
+                // Diagnostic: the same requests, each in a task of its own that the caller awaits, as HTTPLoad does.
+                times.variant("raw AsyncHTTPClient, a Task per request") {
+                    for _ in 0..<gets { try check(try await Task { try await rawGet(client, small) }.value, 1024) }
+                },
                 times.variant("URLConnection delegate (queue)") {
                     for _ in 0..<gets { try check(try await delegateLoad(small, queue: queue, sink: .collect), 1024) }
                 },
@@ -71,6 +75,7 @@ enum HTTPBenchmarks {
                 },
             ],
             baselines: [
+                "raw AsyncHTTPClient, a Task per request": "raw AsyncHTTPClient",
                 "URLConnection delegate (queue)": "raw AsyncHTTPClient",
                 "URLConnection data(for:)": "raw AsyncHTTPClient",
                 "URLSession dataTask": "raw AsyncHTTPClient",
