@@ -9,6 +9,7 @@ let package = Package(
         .package(name: "Tether", path: ".."),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         .executableTarget(
@@ -16,6 +17,9 @@ let package = Package(
             dependencies: [
                 .product(name: "TetherSockets", package: "Tether"),
                 .product(name: "TetherCore", package: "Tether"),
+                .product(name: "TetherHTTP", package: "Tether"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),

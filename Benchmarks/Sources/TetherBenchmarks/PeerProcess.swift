@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import NIOHTTP1
 import NIOPosix
 import NIOSSL
 
@@ -22,6 +23,8 @@ enum PeerMode: String {
     case tlsHandshake
     /// UDP: echoes each datagram to its sender.
     case udpEcho
+    /// HTTP/1.1 with keep-alive: `GET /small` answers 1 KiB, `GET /big` streams `--bytes` bytes.
+    case http
 }
 
 final class PeerProcess {
@@ -86,6 +89,9 @@ enum PeerServer {
                     case .frames: handler = FrameSourceHandler(wire: FramingBenchmarks.wire(count: bytes))
                     case .tlsSink: handler = SinkHandler(total: bytes)
                     case .tlsHandshake, .udpEcho: handler = DiscardHandler()
+                    case .http:
+                        try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                        handler = HTTPPeerHandler(bigBytes: bytes)
                     }
                     if let tls {
                         try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))

@@ -4,7 +4,8 @@ import NIOPosix
 import NIOSSL
 import TetherSockets
 
-// Usage: swift run -c release TetherBenchmarks [--quick] [--rounds N] [--only bulk|pingpong|framing|tls|tls-bulk|tls-handshakes|udp|memory]
+// Usage: swift run -c release TetherBenchmarks [--quick] [--rounds N]
+//        [--only bulk|pingpong|framing|tls|tls-bulk|tls-handshakes|udp|http|memory]
 // Every variant talks to the same raw-NIO peer in a child process; variants run interleaved, round by round, and
 // the best round of each is reported with its ratio to the raw engine.
 
@@ -281,7 +282,7 @@ if only == nil || only == "udp" {
             amount: Double(count),
             variants: [
                 Variant(name: "NIO handlers") {
-                    try await UDPBenchmarks.handlers(port: echo.port, count: count, size: size)
+                    try await UDPBenchmarks.handlers(port: echoPort, count: count, size: size)
                 },
                 Variant(name: "NIOAsyncChannel") {
                     try await UDPBenchmarks.stallGuarded {
@@ -303,6 +304,10 @@ if only == nil || only == "udp" {
         )
     }
     echo.stop()
+}
+
+if only == nil || only == "http" {
+    try await HTTPBenchmarks.run(quick: quick)
 }
 
 if only == nil || only == "memory" {
