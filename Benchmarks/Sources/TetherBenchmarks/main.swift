@@ -4,7 +4,8 @@ import NIOPosix
 import NIOSSL
 import TetherSockets
 
-// Usage: swift run -c release TetherBenchmarks [--quick] [--rounds N] [--only bulk|pingpong|framing|tls|tls-bulk|tls-handshakes|memory]
+// Usage: swift run -c release TetherBenchmarks [--quick] [--rounds N]
+//     [--only bulk|pingpong|framing|tls|tls-bulk|tls-handshakes|store|store-sqlite|store-scaling|store-memory|memory]
 // Every variant talks to the same raw-NIO peer in a child process; variants run interleaved, round by round, and
 // the best round of each is reported with its ratio to the raw engine.
 
@@ -268,6 +269,20 @@ if only == nil || only?.hasPrefix("tls") == true {
         )
     }
     acceptor.stop()
+}
+
+if only == nil || only?.hasPrefix("store") == true {
+    if let kind = option("--store-child") {
+        let records = Int(option("--records") ?? "") ?? 100_000
+        try await StoreBenchmarks.memoryChild(
+            kind: kind,
+            phase: option("--phase") ?? "create",
+            directory: option("--dir") ?? ".",
+            records: records
+        )
+        exit(0)
+    }
+    try await StoreBenchmarks.run(part: only, rounds: rounds, quick: quick)
 }
 
 if only == nil || only == "memory" {
