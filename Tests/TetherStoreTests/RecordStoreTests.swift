@@ -30,6 +30,21 @@ struct RecordStoreTests {
         }
     }
 
+    @Test(arguments: StoreKind.persistent)
+    func aBulkInsertWithADuplicateIDInsertsNothing(kind: StoreKind) async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try kind.open(Note.self, in: directory)
+            let first = Note(content: "first")
+            try await store.insert(first)
+            let fresh = (0..<3).map { Note(content: "fresh \($0)") }
+            await expectStoreError(.duplicateID) { try await kind.bulkInsert(fresh + [first], into: store) }
+            await expectStoreError(.duplicateID) { try await kind.bulkInsert(fresh + [fresh[1]], into: store) }
+            #expect(try await store.fetchAll() == [first])
+            try await kind.bulkInsert(fresh, into: store)
+            #expect(try await store.fetchAll() == [first] + fresh)
+        }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func updateReplacesInPlaceAndMissingIDsThrowNotFound(kind: StoreKind) async throws {
         try await withTemporaryDirectory { directory in

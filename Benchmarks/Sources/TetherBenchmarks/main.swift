@@ -5,7 +5,8 @@ import NIOSSL
 import TetherSockets
 
 // Usage: swift run -c release TetherBenchmarks [--quick] [--rounds N]
-//        [--only bulk|pingpong|framing|tls|tls-bulk|tls-handshakes|udp|http|memory]
+//        [--only bulk|pingpong|framing|tls|tls-bulk|tls-handshakes|udp|http|memory
+//               |store|store-sqlite|store-scaling|store-memory]
 // Every variant talks to the same raw-NIO peer in a child process; variants run interleaved, round by round, and
 // the best round of each is reported with its ratio to the raw engine.
 
@@ -308,6 +309,20 @@ if only == nil || only == "udp" {
 
 if only == nil || only == "http" {
     try await HTTPBenchmarks.run(quick: quick)
+}
+
+if only == nil || only?.hasPrefix("store") == true {
+    if let kind = option("--store-child") {
+        let records = Int(option("--records") ?? "") ?? 100_000
+        try await StoreBenchmarks.memoryChild(
+            kind: kind,
+            phase: option("--phase") ?? "create",
+            directory: option("--dir") ?? ".",
+            records: records
+        )
+        exit(0)
+    }
+    try await StoreBenchmarks.run(part: only, rounds: rounds, quick: quick)
 }
 
 if only == nil || only == "memory" {

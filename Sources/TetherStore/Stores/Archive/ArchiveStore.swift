@@ -71,8 +71,13 @@ where Record.ID: Codable & Sendable {
         engine.records.count
     }
 
-    /// Inserts many records with a single file rewrite (bulk loading).
-    func insert(contentsOf records: [Record]) throws {
+    /// Adds `records` at the end, in this order, with one rewrite of the store file (for bulk loading): all of them
+    /// or, when one fails, none.
+    /// - Parameter records: The records to add.
+    /// - Throws: ``StoreError/Code/duplicateID`` if one of their ids exists or occurs twice in `records`,
+    ///   ``StoreError/Code/invalidArgument`` if one cannot be encoded, ``StoreError/Code/io`` if the file could not be
+    ///   replaced; the store is then unchanged.
+    public func insert(contentsOf records: [Record]) throws {
         try engine.insert(contentsOf: records)
     }
 

@@ -148,14 +148,26 @@ where Record.ID: Codable & Sendable {
         return try await read { db in try Int.fetchOne(db, sql: sql) ?? 0 }
     }
 
-    /// Inserts many records in one transaction (bulk loading).
-    func insert(contentsOf records: [Record]) async throws {
+    /// Adds `records` at the end, in this order, in one transaction (one commit, for bulk loading): all of them or,
+    /// when one fails, none.
+    /// - Parameter records: The records to add.
+    /// - Throws: ``StoreError/Code/duplicateID`` if one of their ids exists or occurs twice in `records`,
+    ///   ``StoreError/Code/invalidArgument`` if one cannot be encoded; the store is then unchanged.
+    public func insert(contentsOf records: [Record]) async throws {
         let encoded = try records.map { try encode($0) }
         let sql = "INSERT INTO \(table.quotedDatabaseIdentifier) (id, record) VALUES (?, ?)"
         _ = try await write { db in
             let statement = try db.cachedStatement(sql: sql)
-            for (id, blob) in encoded {
-                try statement.execute(arguments: [id, blob])
+            for (index, (id, blob)) in encoded.enumerated() {
+                do {
+                    try statement.execute(arguments: [id, blob])
+                } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
+                    throw StoreError(
+                        code: .duplicateID,
+                        message: "a record with id \(records[index].id) exists",
+                        underlying: error
+                    )
+                }
             }
             return encoded.count
         }
