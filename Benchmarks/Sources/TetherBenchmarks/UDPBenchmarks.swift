@@ -82,9 +82,14 @@ enum UDPBenchmarks {
         try await socket.close()
     }
 
-    static func tetherDelegate(port: Int, count: Int, size: Int) async throws {
+    static func tetherDelegate(
+        port: Int,
+        count: Int,
+        size: Int,
+        delivery: AsyncSocket.CallbackDelivery = .delegateQueue
+    ) async throws {
         let driver = UDPWindowDriver(port: port, count: count, size: size)
-        try await driver.run()
+        try await driver.run(delivery: delivery)
     }
 
     /// Runs `body`, failing it when it takes more than 60 s (a lost datagram stalls the window forever).
@@ -158,14 +163,25 @@ final class UDPWindowDriver: AsyncUdpSocketDelegate, @unchecked Sendable {
         self.payload = Data(repeating: 0x44, count: size)
     }
 
-    func run() async throws {
+    func run(delivery: AsyncSocket.CallbackDelivery) async throws {
         let socket = AsyncUdpSocket(delegate: self, delegateQueue: queue)
         self.socket = socket
+        socket.callbackDelivery = delivery
         socket.setIPv6Enabled(false)
         try socket.bind(toPort: 0, interface: "127.0.0.1")
-        try socket.beginReceiving()
+        if delivery == .eventLoop {
+            // Callbacks run on the loop: the window goes out before they can start (the replies wait in the kernel).
+            while sent < min(UDPBenchmarks.window, count) { sendOne(socket) }
+        }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             finished.withLockedValue { $0 = continuation }
+            do {
+                try socket.beginReceiving()
+            } catch {
+                finish(.failure(error))
+                return
+            }
+            guard delivery == .delegateQueue else { return }
             queue.async { [self] in
                 while sent < min(UDPBenchmarks.window, count) { sendOne(socket) }
             }

@@ -300,6 +300,16 @@ if only == nil || only == "udp" {
                         try await UDPBenchmarks.tetherDelegate(port: echoPort, count: count, size: size)
                     }
                 },
+                Variant(name: "Tether delegate face (event loop)") {
+                    try await UDPBenchmarks.stallGuarded {
+                        try await UDPBenchmarks.tetherDelegate(
+                            port: echoPort,
+                            count: count,
+                            size: size,
+                            delivery: .eventLoop
+                        )
+                    }
+                },
             ],
             baselines: tetherBaselines
         )

@@ -633,6 +633,8 @@ final class SocketEngine: ChannelInboundHandler {
                 cancelReadTimer()
                 let bytes = buffer.readSlice(length: count)!
                 reads.removeFirst()
+                // The progress snapshot moves on before the delegate can ask for it from its callback.
+                publishReadProgress()
                 deliver(bytes, to: request.waiter)
                 guard state == .active else { return }
                 if closesAfterReads && reads.isEmpty && (!closesAfterWrites || writes.isEmpty) {
@@ -853,6 +855,7 @@ final class SocketEngine: ChannelInboundHandler {
         writes.removeFirst()
         writeTimer?.cancel()
         writeTimer = nil
+        publishWriteProgress()
         switch request.waiter {
         case .delegate(let tag): owner?.engine(self, didWriteDataWithTag: tag)
         case .task(let continuation): continuation?.resume()

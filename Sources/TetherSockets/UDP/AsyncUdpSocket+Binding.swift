@@ -150,7 +150,7 @@ extension AsyncUdpSocket {
         guard s.delegate != nil else {
             throw AsyncUdpSocketError.badConfig("Attempting to use socket without a delegate. Set a delegate first.")
         }
-        guard s.delegateQueue != nil else {
+        guard s.delegateQueue != nil || s.configuration.callbackDelivery == .eventLoop else {
             throw AsyncUdpSocketError.badConfig(
                 "Attempting to use socket without a delegate queue. Set a delegate queue first."
             )
@@ -176,7 +176,15 @@ extension AsyncUdpSocket {
             throw error
         }
         s.lives &+= 1
-        s.sockets = Sockets(life: s.lives, fd4: fd4, fd6: fd6)
+        let loop = eventLoopGroup.next()
+        s.sockets = Sockets(
+            life: s.lives,
+            fd4: fd4,
+            fd6: fd6,
+            delivery: configuration.callbackDelivery,
+            loop: loop,
+            callbacks: UDPLoopCallbacks(loop: loop)
+        )
     }
 
     /// Sockets exist, are bound (wildcard, any port, when nobody bound them) and run on the engine.
@@ -212,7 +220,7 @@ extension AsyncUdpSocket {
             throw AsyncUdpSocketError.other("No socket of an enabled family is available")
         }
         sockets.isBound = true
-        let runtime = UDPLife(socket: self, life: sockets.life, loop: eventLoopGroup.next())
+        let runtime = UDPLife(socket: self, life: sockets.life, loop: sockets.loop)
         sockets.runtime = runtime
         s.sockets = sockets
         runtime.adopt(ipv4: sockets.fd4, ipv6: sockets.fd6)

@@ -66,7 +66,9 @@ extension AsyncUdpSocket {
             let life = runtime.life
             switch result {
             case .sent:
-                deliver(life: life) { sock, delegate in delegate.udpSocket(sock, didSendDataWithTag: tag) }
+                deliver(life: life) { sock, delegate in
+                    delegate.udpSocket(sock, didSendDataWithTag: tag)
+                }
             case .failed(let error):
                 deliver(life: life) { sock, delegate in
                     delegate.udpSocket(sock, didNotSendDataWithTag: tag, dueToError: error)
@@ -138,32 +140,52 @@ extension AsyncUdpSocket {
     // MARK: delivery
 
     /// Dispatches a callback onto the delegate queue under the state lock, so callbacks keep their order and none
-    /// follows `udpSocketDidClose`. Callbacks of an ended life are dropped.
+    /// follows `udpSocketDidClose`. Callbacks of an ended life are dropped. In event-loop delivery the callback goes
+    /// to the life's ``UDPLoopCallbacks`` (run at once when produced on the loop, executed there otherwise).
     @discardableResult
     func deliver(
         life: UInt64,
         evenWhenClosed: Bool = false,
         _ callback: @escaping (AsyncUdpSocket, any AsyncUdpSocketDelegate) -> Void
     ) -> Bool {
-        state.withLock { s in
+        let (delivered, runNow): (Bool, (UDPLoopCallbacks, any AsyncUdpSocketDelegate)?) = state.withLock { s in
             let current = s.sockets?.life == life || (evenWhenClosed && s.sockets == nil)
-            guard current, let delegate = s.delegate, let queue = s.delegateQueue else { return false }
+            guard current, let delegate = s.delegate else { return (false, nil) }
             let target = UncheckedSendable(delegate)
             let work = UncheckedSendable(callback)
-            queue.async {
-                work.value(self, target.value)
+            switch s.sockets?.delivery ?? s.configuration.callbackDelivery {
+            case .delegateQueue:
+                guard let queue = s.delegateQueue else { return (false, nil) }
+                queue.async { work.value(self, target.value) }
+                return (true, nil)
+            case .eventLoop:
+                let callbacks = s.sockets?.callbacks ?? UDPLoopCallbacks(loop: eventLoopGroup.next())
+                if callbacks.loop.inEventLoop { return (true, (callbacks, delegate)) }
+                callbacks.loop.execute { callbacks.run { work.value(self, target.value) } }
+                return (true, nil)
             }
-            return true
         }
+        if let (callbacks, delegate) = runNow {
+            callbacks.run { callback(self, delegate) }
+        }
+        return delivered
     }
 
-    /// Under the lock: queues `udpSocketDidClose` after every callback queued so far.
+    /// Under the lock: queues `udpSocketDidClose` after every callback queued so far (in event-loop delivery,
+    /// executed on the loop: the lock is held).
     func enqueueDidClose(_ s: inout State, error: (any Error)?) {
-        guard let delegate = s.delegate, let queue = s.delegateQueue else { return }
+        guard let delegate = s.delegate else { return }
         let target = UncheckedSendable(delegate)
         let failure = UncheckedSendable(error)
-        queue.async {
-            target.value.udpSocketDidClose(self, withError: failure.value)
+        switch s.sockets?.delivery ?? s.configuration.callbackDelivery {
+        case .delegateQueue:
+            guard let queue = s.delegateQueue else { return }
+            queue.async { target.value.udpSocketDidClose(self, withError: failure.value) }
+        case .eventLoop:
+            let callbacks = s.sockets?.callbacks ?? UDPLoopCallbacks(loop: eventLoopGroup.next())
+            callbacks.loop.execute {
+                callbacks.run { target.value.udpSocketDidClose(self, withError: failure.value) }
+            }
         }
     }
 

@@ -52,6 +52,7 @@ public final class AsyncUdpSocket: Sendable {
         var maxReceiveIPv4 = UInt16.max
         var maxReceiveIPv6 = UInt32(UInt16.max)
         var maxSend = UInt16.max
+        var callbackDelivery = AsyncSocket.CallbackDelivery.delegateQueue
     }
 
     struct ReceiveFilter {
@@ -77,6 +78,11 @@ public final class AsyncUdpSocket: Sendable {
         var connectedAddress: SocketAddress?
         var local4: SocketAddress?
         var local6: SocketAddress?
+        /// Where this life's callbacks run, and its event loop (fixed when the life starts).
+        var delivery: AsyncSocket.CallbackDelivery
+        var loop: any EventLoop
+        /// Event-loop delivery's order keeper.
+        var callbacks: UDPLoopCallbacks
     }
 
     struct State {
@@ -185,6 +191,14 @@ public final class AsyncUdpSocket: Sendable {
     public func maxSendBufferSize() -> UInt16 { state.withLock { $0.configuration.maxSend } }
     /// Sets `SO_SNDBUF` for sockets created from now on; set it before the first bind, send or connect.
     public func setMaxSendBufferSize(_ max: UInt16) { state.withLock { $0.configuration.maxSend = max } }
+
+    /// Where callbacks run (as ``AsyncSocket/callbackDelivery``): the delegate queue (default, the original), or
+    /// the socket's event loop, inline, without a thread hop; then callbacks must not block, and no delegate queue
+    /// is needed. Takes effect when the socket's next life starts (its first bind, connect or send).
+    public var callbackDelivery: AsyncSocket.CallbackDelivery {
+        get { state.withLock { $0.configuration.callbackDelivery } }
+        set { state.withLock { $0.configuration.callbackDelivery = newValue } }
+    }
     /// Any value the caller wants to keep with the socket.
     public func userData() -> (any Sendable)? { state.withLock { $0.userData } }
     /// Sets the caller's value.

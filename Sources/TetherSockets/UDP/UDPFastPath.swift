@@ -11,7 +11,7 @@ final class UDPFastPath: Sendable {
     private struct State {
         /// The loop is ready (adopted, not shut down, not closing after sends).
         var isOpen = false
-        /// Packets queued on the loop and not finished.
+        /// Packets queued on the loop and not finished, and operations handed to the loop and not run yet.
         var outstanding = 0
         var gates: [NIOBSDSocket.ProtocolFamily: UDPSendGate] = [:]
         var connected: SocketAddress?
@@ -73,5 +73,29 @@ final class UDPFastPath: Sendable {
             case .queue, .closed: return nil
             }
         }
+    }
+}
+
+/// Event-loop delivery of one life's callbacks: they run on the loop one after another, in the order they were
+/// produced, and never inside one another. A callback produced while another runs (a send's result, when the
+/// delegate sends from `didReceive`) runs right after it, before the loop handles its next event: so a send's
+/// `didSend` still comes before the reply to that datagram, as on the delegate queue.
+final class UDPLoopCallbacks: @unchecked Sendable {
+    let loop: any EventLoop
+    private var pending = CircularBuffer<() -> Void>()
+    private var isRunning = false
+
+    init(loop: any EventLoop) {
+        self.loop = loop
+    }
+
+    /// On the loop: runs `callback` now, or after the callbacks already running or waiting.
+    func run(_ callback: @escaping () -> Void) {
+        loop.preconditionInEventLoop()
+        pending.append(callback)
+        guard !isRunning else { return }
+        isRunning = true
+        while let next = pending.popFirst() { next() }
+        isRunning = false
     }
 }

@@ -61,10 +61,16 @@ final class UDPLife: UDPEngineOwner {
         self.loop = loop
     }
 
+    /// Runs `body` on the loop. Until it has run, sends take the loop's path too: an operation asked for before a
+    /// send (pausing reception, closing after sends, …) takes effect before it, as in the original's one queue.
     private func onLoop(_ body: @escaping (UDPLife) -> Void) {
         let me = UncheckedSendable(self)
         let work = UncheckedSendable(body)
-        loop.execute { work.value(me.value) }
+        fastPath.packetQueued()
+        loop.execute {
+            work.value(me.value)
+            me.value.fastPath.packetFinished()
+        }
     }
 
     // MARK: adoption
