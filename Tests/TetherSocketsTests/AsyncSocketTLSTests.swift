@@ -47,10 +47,7 @@ struct AsyncSocketTLSTests {
     }
 
     @Test func operationsQueuedBeforeStartTLSRunInPlaintext() async throws {
-        let server = try PeerProcess.python([
-            "server", "--starttls", "--cert", certificates.certificatePath("server"),
-            "--key", certificates.keyPath("server"),
-        ])
+        let server = try PeerProcess.pythonServer(["--starttls"])
         defer { server.kill() }
         let port = try await server.port()
         let recorder = SocketRecorder(label: "starttls-client")
@@ -141,16 +138,9 @@ struct AsyncSocketTLSTests {
         #expect(!recorder.events.contains(.secured))
     }
 
-    func pythonServer(certificate: String = "server", accept: Int) throws -> PeerProcess {
-        try PeerProcess.python([
-            "server", "--cert", certificates.certificatePath(certificate), "--key", certificates.keyPath(certificate),
-            "--accept", "\(accept)",
-        ])
-    }
-
     @Test func connectingByNameChecksTheNameButAnIPLiteralDoesNotUnlessAPeerNameIsSet() async throws {
         // "other" is valid for other.example only.
-        let server = try pythonServer(certificate: "other", accept: 3)
+        let server = try PeerProcess.pythonServer(certificate: "other", ["--accept", "3"])
         defer { server.kill() }
         let port = try await server.port()
         let byIP = try secureClient(port: port, settings: try certificates.client())
@@ -168,7 +158,7 @@ struct AsyncSocketTLSTests {
     }
 
     @Test func pinnedPublicKeysAreEnforced() async throws {
-        let server = try pythonServer(accept: 2)
+        let server = try PeerProcess.pythonServer(["--accept", "2"])
         defer { server.kill() }
         let port = try await server.port()
         var pinned = try certificates.client()
@@ -336,10 +326,7 @@ struct AsyncSocketTLSTests {
 
     @Test func aReadQueuedBeforeStartTLSCompletesInPlaintextBeforeTheHandshake() async throws {
         // SMTP-like: the server greets in plaintext, reads STARTTLS, then upgrades.
-        let server = try PeerProcess.python([
-            "server", "--starttls", "--greeting", "220 ready", "--cert", certificates.certificatePath("server"),
-            "--key", certificates.keyPath("server"),
-        ])
+        let server = try PeerProcess.pythonServer(["--starttls", "--greeting", "220 ready"])
         defer { server.kill() }
         let port = try await server.port()
         let recorder = SocketRecorder(label: "greeted-client")
@@ -358,7 +345,7 @@ struct AsyncSocketTLSTests {
     }
 
     @Test func versionsAndCipherSuitesAreHonoured() async throws {
-        let server = try pythonServer(accept: 1)
+        let server = try PeerProcess.pythonServer(["--accept", "1"])
         defer { server.kill() }
         let port = try await server.port()
         var settings = try certificates.client()

@@ -11,15 +11,6 @@ import Testing
 struct TCPConnectionTLSTests {
     let certificates = TLSTestCertificates.shared
 
-    func pythonServer(_ extra: [String] = [], certificate: String = "server") throws -> PeerProcess {
-        try PeerProcess.python(
-            [
-                "server", "--cert", certificates.certificatePath(certificate), "--key",
-                certificates.keyPath(certificate),
-            ] + extra
-        )
-    }
-
     /// An echo server on the async face, each connection in its own task.
     func echoListener(_ settings: TLSSettings) async throws -> (TCPListener, Task<Void, any Error>) {
         let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0, tls: settings)
@@ -61,7 +52,7 @@ struct TCPConnectionTLSTests {
 
     @Test(arguments: [100 * 1024, 100 * 1024 * 1024])
     func transfersArriveIntactBothWays(size: Int) async throws {
-        let sink = try pythonServer(["--mode", "sink"])
+        let sink = try PeerProcess.pythonServer(["--mode", "sink"])
         defer { sink.kill() }
         let upload = try await TCPConnection.connect(
             host: "localhost",
@@ -79,7 +70,7 @@ struct TCPConnectionTLSTests {
         #expect(reply == "\(size) \(expected)\n")
         try await upload.close()
 
-        let source = try pythonServer(["--mode", "source:\(size)"])
+        let source = try PeerProcess.pythonServer(["--mode", "source:\(size)"])
         defer { source.kill() }
         let download = try await TCPConnection.connect(
             host: "127.0.0.1",
@@ -134,7 +125,7 @@ struct TCPConnectionTLSTests {
     }
 
     @Test func startTLSUpgradesAPlaintextConnection() async throws {
-        let server = try pythonServer(["--starttls"])
+        let server = try PeerProcess.pythonServer(["--starttls"])
         defer { server.kill() }
         let connection = try await TCPConnection.connect(host: "localhost", port: try await server.port())
         #expect(!connection.isSecure)
@@ -152,7 +143,7 @@ struct TCPConnectionTLSTests {
     }
 
     @Test func untrustedServersThrowTLSErrors() async throws {
-        let server = try pythonServer(certificate: "other")
+        let server = try PeerProcess.pythonServer(certificate: "other")
         defer { server.kill() }
         do {
             _ = try await TCPConnection.connect(
@@ -231,7 +222,7 @@ struct TCPConnectionTLSTests {
         // NIOSSL waits for the peer's close_notify up to its shutdown timeout; with remote half-closure allowed the
         // peer's answer used to leave the channel (and its memory) open that long after every close. The timeout
         // is made 5 minutes here: the channel must close long before (the peer answers at once).
-        let server = try pythonServer()
+        let server = try PeerProcess.pythonServer()
         defer { server.kill() }
         var settings = try certificates.client()
         settings.shutdownTimeout = .minutes(5)

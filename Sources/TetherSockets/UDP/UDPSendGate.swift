@@ -48,7 +48,7 @@ final class UDPSendGate: Sendable {
         close()
     }
 
-    /// Sends `envelope` now if it may go directly.
+    /// Sends `envelope` now if it may go directly; otherwise counts it as waiting in NIO (`.queue`).
     func send(_ envelope: AddressedEnvelope<ByteBuffer>) -> Outcome {
         state.withLockedValue { state in
             if state.isClosed { return .closed }
@@ -56,46 +56,33 @@ final class UDPSendGate: Sendable {
                 state.pendingError = nil
                 return .failed(pending)
             }
-            if state.waitingInNIO == 0 {
-                let descriptor = state.descriptor
-                let result = envelope.remoteAddress.withSockAddr { address, length in
-                    envelope.data.withUnsafeReadableBytes { bytes in
-                        sendto(
-                            descriptor,
-                            bytes.baseAddress,
-                            bytes.count,
-                            Int32(MSG_DONTWAIT),
-                            address,
-                            socklen_t(length)
-                        )
-                    }
-                }
-                if result >= 0 { return .sent }
-                let code = errno
-                if code != EAGAIN && code != EWOULDBLOCK && code != EINTR { return .failed(code) }
-            }
+            if state.waitingInNIO == 0, let outcome = Self.sendNow(envelope, on: state.descriptor) { return outcome }
             state.waitingInNIO += 1
             return .queue
         }
     }
 
     /// Sends `envelope` now if the kernel takes or refuses it at once; `.queue` (nothing counted, nothing sent) when
-    /// datagrams wait in NIO or the socket buffer is full.
+    /// datagrams wait in NIO, an error waits for the next send, or the socket buffer is full.
     func sendIfIdle(_ envelope: AddressedEnvelope<ByteBuffer>) -> Outcome {
         state.withLockedValue { state in
             if state.isClosed { return .closed }
-            if state.pendingError != nil || state.waitingInNIO > 0 { return .queue }
-            let descriptor = state.descriptor
-            let result = envelope.remoteAddress.withSockAddr { address, length in
-                envelope.data.withUnsafeReadableBytes { bytes in
-                    sendto(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), address, socklen_t(length))
-                }
-            }
-            if result >= 0 { return .sent }
-            let code = errno
-            if code != EAGAIN && code != EWOULDBLOCK && code != EINTR { return .failed(code) }
-            return .queue
+            guard state.pendingError == nil, state.waitingInNIO == 0 else { return .queue }
+            return Self.sendNow(envelope, on: state.descriptor) ?? .queue
         }
+    }
+
+    /// One `sendto`: `.sent` or `.failed(errno)`, or nil when the kernel has no room now (EAGAIN, EINTR).
+    private static func sendNow(_ envelope: AddressedEnvelope<ByteBuffer>, on descriptor: Int32) -> Outcome? {
+        let result = envelope.remoteAddress.withSockAddr { address, length in
+            envelope.data.withUnsafeReadableBytes { bytes in
+                sendto(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), address, socklen_t(length))
+            }
+        }
+        if result >= 0 { return .sent }
+        let code = errno
+        if code == EAGAIN || code == EWOULDBLOCK || code == EINTR { return nil }
+        return .failed(code)
     }
 
     /// A datagram handed to NIO after `.queue` was written or failed.

@@ -168,6 +168,16 @@ final class PeerProcess: @unchecked Sendable {
         try PeerProcess(["python3", "-u", pythonPeerPath] + arguments)
     }
 
+    /// A Python `ssl` server presenting the test certificate `certificate` (`TLSTestCertificates`), with more
+    /// arguments of `tls_peer.py` (`--accept N`, `--mode …`, `--starttls`, …).
+    static func pythonServer(certificate: String = "server", _ extra: [String] = []) throws -> PeerProcess {
+        let certificates = TLSTestCertificates.shared
+        return try python(
+            ["server", "--cert", certificates.certificatePath(certificate), "--key", certificates.keyPath(certificate)]
+                + extra
+        )
+    }
+
     static let pythonPeerPath: String = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Tools/tls_peer.py").path
