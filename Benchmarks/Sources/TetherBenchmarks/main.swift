@@ -51,9 +51,15 @@ func runSuite(
     print("\n## \(title)")
     var best: [String: Double] = [:]
     var peaks: [String: Int] = [:]
-    // TETHER_BENCH_VARIANT=<name prefix> runs one variant alone (for profiling it).
+    var perRound: [String: [Double]] = [:]
+    // TETHER_BENCH_VARIANT=<name prefix> runs the variants whose names start so (for profiling them);
+    // TETHER_BENCH_VARIANT==<name> runs the one variant of that exact name.
     let chosen = ProcessInfo.processInfo.environment["TETHER_BENCH_VARIANT"]
-    let variants = variants.filter { chosen == nil || $0.name.hasPrefix(chosen!) }
+    let variants = variants.filter { variant in
+        guard let chosen else { return true }
+        if chosen.hasPrefix("=") { return variant.name == chosen.dropFirst() }
+        return variant.name.hasPrefix(chosen)
+    }
     for round in 1...rounds {
         for variant in variants {
             let before = residentBytes()
@@ -61,23 +67,33 @@ func runSuite(
             let (_, peak) = try await withPeakMemory { try await variant.run() }
             let seconds = now() - start
             best[variant.name] = min(best[variant.name] ?? .infinity, seconds)
+            perRound[variant.name, default: []].append(seconds)
             peaks[variant.name] = max(peaks[variant.name] ?? 0, peak - before)
             print("  round \(round) \(variant.name): \(String(format: "%.3f", seconds)) s")
         }
     }
-    print("| variant | rate | vs | ratio | peak RSS growth |")
-    print("|---|---|---|---|---|")
+    // "paired" is the median over rounds of the ratio within one round (baseline time / variant time, both
+    // measured back to back): steadier than the ratio of best times when the machine's speed drifts.
+    print("| variant | rate | vs | ratio | paired (median) | peak RSS growth |")
+    print("|---|---|---|---|---|---|")
     for variant in variants {
         guard let seconds = best[variant.name] else { continue }
         let rate = amount / seconds
         var ratioText = "—"
+        var pairedText = "—"
         var baselineName = "—"
         if let baseline = baselines[variant.name], let baseSeconds = best[baseline] {
             baselineName = baseline
             ratioText = String(format: "%.2f×", baseSeconds / best[variant.name]!)
+            let pairs = zip(perRound[baseline] ?? [], perRound[variant.name] ?? []).map { $0 / $1 }.sorted()
+            if !pairs.isEmpty {
+                let middle = pairs.count / 2
+                let median = pairs.count % 2 == 1 ? pairs[middle] : (pairs[middle - 1] + pairs[middle]) / 2
+                pairedText = String(format: "%.2f×", median)
+            }
         }
         print(
-            "| \(variant.name) | \(format(rate, unit)) | \(baselineName) | \(ratioText) | \(mib(peaks[variant.name] ?? 0)) |"
+            "| \(variant.name) | \(format(rate, unit)) | \(baselineName) | \(ratioText) | \(pairedText) | \(mib(peaks[variant.name] ?? 0)) |"
         )
     }
 }

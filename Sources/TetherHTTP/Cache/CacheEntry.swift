@@ -48,7 +48,7 @@ struct CacheEntry: Codable, Sendable {
     mutating func refresh(with headers: [String: String], requestDate: Date, responseDate: Date) {
         let excluded: Set<String> = ["content-length", "content-encoding", "transfer-encoding", "connection"]
         for (name, value) in headers where !excluded.contains(name.lowercased()) {
-            if let existing = self.headers.keys.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) {
+            if let existing = self.headers.keys.first(where: { HeaderLookup.namesMatch($0, name) }) {
                 self.headers.removeValue(forKey: existing)
             }
             self.headers[name] = value
@@ -62,6 +62,24 @@ struct CacheEntry: Codable, Sendable {
 enum HeaderLookup {
     static func value(_ name: String, in headers: [String: String]) -> String? {
         if let exact = headers[name] { return exact }
-        return headers.first(where: { $0.key.caseInsensitiveCompare(name) == .orderedSame })?.value
+        return headers.first(where: { self.namesMatch($0.key, name) })?.value
+    }
+
+    /// Header names are ASCII tokens (RFC 9110 §5.1): they compare byte by byte, ignoring ASCII case, without
+    /// Foundation's locale-aware comparison.
+    static func namesMatch(_ lhs: String, _ rhs: String) -> Bool {
+        var left = lhs.utf8.makeIterator()
+        var right = rhs.utf8.makeIterator()
+        while true {
+            switch (left.next(), right.next()) {
+            case (nil, nil): return true
+            case (let a?, let b?):
+                if a == b { continue }
+                let lowerA = (a >= 0x41 && a <= 0x5A) ? a | 0x20 : a
+                let lowerB = (b >= 0x41 && b <= 0x5A) ? b | 0x20 : b
+                if lowerA != lowerB { return false }
+            default: return false
+            }
+        }
     }
 }

@@ -102,15 +102,30 @@ final class DelegateDelivery {
         }
     }
 
+    /// Runs `entry`, then the calls queued behind it in the same turn of the target (up to a batch, so that a
+    /// long download does not keep one queue operation or run-loop turn forever): one hop per batch, not per call.
     private func run(_ entry: Entry) {
-        guard entry.claim() else { return }
-        entry.body(self.isOpen)
-        let next: Entry? = self.lock.withLock {
-            if self.inFlight === entry { self.inFlight = nil }
-            return self.isClosed ? nil : self.nextLocked()
+        var entry = entry
+        var ran = 0
+        while true {
+            guard entry.claim() else { return }
+            entry.body(self.isOpen)
+            ran += 1
+            let current = entry
+            let next: Entry? = self.lock.withLock {
+                if self.inFlight === current { self.inFlight = nil }
+                return self.isClosed ? nil : self.nextLocked()
+            }
+            guard let next else { return }
+            if ran >= Self.batchLimit {
+                self.post(next)
+                return
+            }
+            entry = next
         }
-        if let next { self.post(next) }
     }
+
+    private static let batchLimit = 64
 }
 
 // Delivery state is guarded by `lock`; entries are claimed exactly once under their own lock.

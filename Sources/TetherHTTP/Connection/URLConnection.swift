@@ -95,7 +95,27 @@ public final class URLConnection: Sendable {
             state.load = load
             return load
         }
-        load?.start()
+        guard let load else { return }
+        let canonical = HTTPLoad.canonicalize(self.originalRequest)
+        guard self.hasDataDelegate, let delivery = self.delivery else {
+            load.start(canonical: canonical)
+            return
+        }
+        // The canonical `willSend` runs on the delivery target, and the load starts there once it answered: the
+        // load does not wait in a task of its own for a round trip to the delegate.
+        delivery.submit { isLive in
+            // Not live: cancelled before the delegate was asked; the load never starts.
+            guard isLive else { return }
+            guard let dataDelegate = self.delegate as? any URLConnectionDataDelegate else {
+                load.start(canonical: canonical)
+                return
+            }
+            guard let decided = dataDelegate.connection(self, willSend: canonical, redirectResponse: nil) else {
+                self.terminate()
+                return
+            }
+            load.start(canonical: decided)
+        }
     }
 
     /// Cancels the load: no delegate call begins after this returns, and the delegate is released.

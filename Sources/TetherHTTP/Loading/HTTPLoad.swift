@@ -35,14 +35,28 @@ final class HTTPLoad: Sendable {
 
     var currentRequest: URLRequest { self.state.withLock { $0.currentRequest } }
 
+    /// Starts the load: canonicalises the request, asks the observer about it (`loadWillSend` with no redirect
+    /// response), then loads.
     func start() {
+        self.start { await self.run() }
+    }
+
+    /// Starts the load with a canonical request the observer already accepted (``URLConnection`` asks its delegate
+    /// on the delivery target first, so that the load does not wait for a round trip to it).
+    func start(canonical request: URLRequest) {
+        self.start { await self.run(canonical: request) }
+    }
+
+    /// Runs `body` in the load's task. The task starts on the calling thread and runs there until its first
+    /// suspension (the engine's answer, or the delegate's), so a load costs no hop to a new thread to begin.
+    private func start(_ body: @escaping @Sendable () async -> Void) {
         let shouldStart = self.state.withLock { state -> Bool in
             if state.isStarted { return false }
             state.isStarted = true
             return true
         }
         guard shouldStart else { return }
-        let task = Task { await self.run() }
+        let task = Task.immediate { await body() }
         let cancelled = self.state.withLock { state -> Bool in
             state.task = task
             return state.cancelCode != nil
@@ -69,17 +83,20 @@ final class HTTPLoad: Sendable {
     // MARK: - The load sequence
 
     private func run() async {
+        let request = Self.canonicalize(self.originalRequest)
+        guard let canonical = await self.observer.loadWillSend(request, redirectResponse: nil) else {
+            self.observer.loadDidStopSilently()
+            return
+        }
+        await self.run(canonical: canonical)
+    }
+
+    private func run(canonical request: URLRequest) async {
         let watchdog = IdleWatchdog(
             timeoutInterval: self.originalRequest.timeoutInterval,
             onFire: { [weak self] in self?.cancel(.timedOut) }
         )
         let context = LoadContext(watchdog: watchdog)
-        var request = Self.canonicalize(self.originalRequest)
-        guard let canonical = await self.observer.loadWillSend(request, redirectResponse: nil) else {
-            self.observer.loadDidStopSilently()
-            return
-        }
-        request = canonical
         self.setCurrent(request)
         watchdog?.start()
         do {
@@ -104,6 +121,7 @@ final class HTTPLoad: Sendable {
     }
 
     static func canonicalize(_ request: URLRequest) -> URLRequest {
+        if let url = request.url, Self.isCanonical(url.absoluteString) { return request }
         var request = request
         if let url = request.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: true) {
             components.scheme = components.scheme?.lowercased()
@@ -112,6 +130,30 @@ final class HTTPLoad: Sendable {
             if let canonical = components.url, canonical != url { request.url = canonical }
         }
         return request
+    }
+
+    /// True when `string` already has a lowercase scheme and host and a path (`http://host[:port]/...`): the
+    /// common case skips a parse with `URLComponents`. Anything else (user info, uppercase, no path) is left to it.
+    static func isCanonical(_ string: String) -> Bool {
+        let bytes = Array(string.utf8.prefix(2048))
+        var index = 0
+        // Scheme: lowercase letters up to "://".
+        while index < bytes.count, bytes[index] >= 0x61, bytes[index] <= 0x7A { index += 1 }
+        guard index > 0, index + 2 < bytes.count, bytes[index] == 0x3A, bytes[index + 1] == 0x2F,
+            bytes[index + 2] == 0x2F
+        else { return false }
+        index += 3
+        // Authority: no uppercase letter, no user info, no percent-encoding; it must end with "/" (a path).
+        let start = index
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == 0x2F { break }
+            if byte == 0x3F || byte == 0x23 || byte == 0x40 || byte == 0x25 || (byte >= 0x41 && byte <= 0x5A) {
+                return false
+            }
+            index += 1
+        }
+        return index > start && index < bytes.count
     }
 
     private func perform(_ request: URLRequest, context: LoadContext) async throws {
@@ -402,7 +444,7 @@ final class HTTPLoad: Sendable {
             if decompressed {
                 // The stored body is the decoded one.
                 for name in ["Content-Encoding", "Content-Length"] {
-                    if let key = storedHeaders.keys.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) {
+                    if let key = storedHeaders.keys.first(where: { HeaderLookup.namesMatch($0, name) }) {
                         storedHeaders.removeValue(forKey: key)
                     }
                 }
@@ -459,8 +501,9 @@ final class HTTPLoad: Sendable {
 
     static func headerDictionary(_ headers: HTTPHeaders) -> [String: String] {
         var result: [String: String] = [:]
+        result.reserveCapacity(headers.count)
         for (name, value) in headers {
-            if let existing = result.keys.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) {
+            if let existing = result.keys.first(where: { HeaderLookup.namesMatch($0, name) }) {
                 result[existing] = result[existing]! + ", " + value
             } else {
                 result[name] = value
@@ -472,7 +515,7 @@ final class HTTPLoad: Sendable {
     static func makeResponse(url: URL, status: Int, headers: [String: String], decompressed: Bool) -> HTTPURLResponse {
         var headers = headers
         if decompressed,
-            let key = headers.keys.first(where: { $0.caseInsensitiveCompare("Content-Length") == .orderedSame })
+            let key = headers.keys.first(where: { HeaderLookup.namesMatch($0, "Content-Length") })
         {
             // The delivered body is the decoded one: its length is unknown (expectedContentLength −1).
             headers.removeValue(forKey: key)
