@@ -39,7 +39,7 @@ protocol ReclaimableFrames: AnyObject {
 enum WriteWaiter {
     /// Delegate face: `didWrite` with this tag.
     case delegate(tag: Int)
-    /// Async face: resumed once the bytes are handed to the kernel; `nil` once the task stopped waiting.
+    /// Async face: resumed once the write is accepted (``WriteAdmission``); `nil` once no task waits for it.
     case task(CheckedContinuation<Void, any Error>?)
 }
 
@@ -205,6 +205,31 @@ final class SocketEngine: ChannelInboundHandler {
     private var trustRejected = false
     /// True once a TLS handshake completed (one upgrade per connection).
     private(set) var isSecure = false
+    /// Async face: the write window shared with writing tasks (nil on the delegate face).
+    var admission: WriteAdmission?
+    /// Async face: stream offsets of the bytes of every write queued so far, and of those handed to the kernel.
+    private var enqueuedTotal = 0
+    private var writtenTotal = 0
+    /// The last write handed to the channel (writes are handed in order; later ones are held).
+    private var lastHandedID: UInt64 = 0
+    /// Async-face writes waiting for room in the window, in order.
+    private var waitingWrites = CircularBuffer<WaitingWrite>(initialCapacity: 1)
+    /// `halfClose` sent the FIN: later writes fail without touching the connection.
+    private var outputClosed = false
+    /// Why the connection ended: the next operation's error (nil: closed on request).
+    private var closedWith: AsyncSocketError?
+    /// Async face `close()`: accepted writes go out first, within `closeLinger`.
+    private var gracefulClose: (promise: EventLoopPromise<Void>, timer: Scheduled<Void>?)?
+    /// How long `close()` waits for accepted writes to reach the kernel before closing anyway.
+    var closeLinger: TimeAmount = .seconds(10)
+
+    private struct WaitingWrite {
+        let id: UInt64
+        /// Stream offset of the write's first byte: it is accepted once fewer than the window's bytes are ahead.
+        let start: Int
+        let continuation: CheckedContinuation<Void, any Error>
+        var timer: Scheduled<Void>?
+    }
 
     init(eventLoop: any EventLoop, owner: any SocketEngineOwner, policy: Policy) {
         self.eventLoop = eventLoop
@@ -250,6 +275,7 @@ final class SocketEngine: ChannelInboundHandler {
                 send(bytes, id: writes[index].id)
             }
         }
+        acceptWaitingWrites()
     }
 
     /// Whether operation `id` was queued after a `startTLS` whose handshake has not completed.
@@ -315,6 +341,7 @@ final class SocketEngine: ChannelInboundHandler {
             // the buffered bytes, then the end of the stream; writes fail.
             inputClosed = true
             channelGone = true
+            admission?.close(.closedByPeer)
             processReads()
             context.fireChannelInactive()
             return
@@ -336,10 +363,11 @@ final class SocketEngine: ChannelInboundHandler {
     func enqueueRead(_ kind: ReadKind, timeout: TimeAmount?, waiter: ReadWaiter) -> UInt64 {
         eventLoop.assertInEventLoop()
         nextID &+= 1
-        guard state != .closed else {
+        guard state != .closed, gracefulClose == nil else {
+            let error = closedWith ?? AsyncSocketError.closedLocally
             switch waiter {
-            case .task(let continuation): continuation.resume(throwing: AsyncSocketError.closedLocally)
-            case .frame(let operation): operation.fail(AsyncSocketError.closedLocally)
+            case .task(let continuation): continuation.resume(throwing: error)
+            case .frame(let operation): operation.fail(error)
             case .delegate: break
             }
             return nextID
@@ -351,31 +379,84 @@ final class SocketEngine: ChannelInboundHandler {
 
     func enqueueWrite(_ bytes: ByteBuffer, timeout: TimeAmount?, waiter: WriteWaiter) -> UInt64 {
         eventLoop.assertInEventLoop()
+        // Writes admitted without a visit to the loop were queued before this one.
+        if case .task(.some) = waiter { drainAdmitted() }
         nextID &+= 1
-        guard state != .closed else {
+        guard state != .closed, gracefulClose == nil, !channelGone, !outputClosed else {
             if case .task(let continuation?) = waiter {
-                continuation.resume(throwing: AsyncSocketError.closedLocally)
+                admission?.endSlowWrite()
+                let error: AsyncSocketError =
+                    channelGone && state != .closed ? .closedByPeer : (closedWith ?? .closedLocally)
+                continuation.resume(throwing: error)
             }
             return nextID
         }
-        if channelGone {
-            if case .task(let continuation?) = waiter { continuation.resume(throwing: AsyncSocketError.closedByPeer) }
-            return nextID
-        }
         let sendsNow = state == .active && tls == nil
-        let request = WriteRequest(
+        var request = WriteRequest(
             id: nextID,
             total: bytes.readableBytes,
             pending: sendsNow ? nil : bytes,
             timeout: timeout,
             waiter: waiter
         )
+        if case .task(let continuation) = waiter {
+            // Async face: the task waits (if it does) in `waitingWrites`, not in the queue.
+            request.waiter = .task(nil)
+            if let continuation {
+                admission?.enqueued(request.total)
+                var waiting = WaitingWrite(id: nextID, start: enqueuedTotal, continuation: continuation)
+                if let timeout {
+                    let id = nextID
+                    waiting.timer = eventLoop.assumeIsolated().scheduleTask(in: max(timeout, .zero)) { [self] in
+                        finishWaitingWrite(id: id, error: AsyncSocketError.writeTimeout)
+                    }
+                }
+                waitingWrites.append(waiting)
+            }
+            enqueuedTotal += request.total
+        }
         writes.append(request)
         if sendsNow {
             send(bytes, id: nextID)
             if writes.count == 1 { startCurrentWrite() }
         }
+        acceptWaitingWrites()
         return nextID
+    }
+
+    /// Async face: hands the writes admitted under the window's lock to the queue, in order.
+    func drainAdmitted() {
+        guard let admission else { return }
+        for buffer in admission.takeInbox() {
+            guard state != .closed, gracefulClose == nil, !channelGone, !outputClosed else {
+                admission.written(buffer.readableBytes)
+                continue
+            }
+            _ = enqueueWrite(buffer, timeout: nil, waiter: .task(nil))
+        }
+    }
+
+    /// Async face: resumes the waiting writes that now have fewer than the window's bytes ahead of them and have
+    /// been handed to the channel (a write held behind a TLS marker waits for the handshake).
+    private func acceptWaitingWrites() {
+        while let first = waitingWrites.first, first.id <= lastHandedID,
+            first.start - writtenTotal < WriteAdmission.limit
+        {
+            waitingWrites.removeFirst()
+            first.timer?.cancel()
+            admission?.endSlowWrite()
+            first.continuation.resume()
+        }
+    }
+
+    /// Async face: the task waiting for write `id` stops waiting with `error` (timeout, cancellation); the bytes
+    /// stay queued and go out in order.
+    private func finishWaitingWrite(id: UInt64, error: any Error) {
+        guard let index = waitingWrites.firstIndex(where: { $0.id == id }) else { return }
+        let waiting = waitingWrites.remove(at: index)
+        waiting.timer?.cancel()
+        admission?.endSlowWrite()
+        waiting.continuation.resume(throwing: error)
     }
 
     /// Async face: the task waiting for read `id` was cancelled. The read leaves the queue, consuming nothing.
@@ -396,15 +477,7 @@ final class SocketEngine: ChannelInboundHandler {
 
     /// Async face: the task waiting for write `id` stopped waiting; the bytes still go out in order.
     func abandonWrite(id: UInt64, error: any Error) {
-        guard let index = writes.firstIndex(where: { $0.id == id }) else { return }
-        if case .task(let continuation?) = writes[index].waiter {
-            writes[index].waiter = .task(nil)
-            continuation.resume(throwing: error)
-        }
-        if index == writes.startIndex {
-            writeTimer?.cancel()
-            writeTimer = nil
-        }
+        finishWaitingWrite(id: id, error: error)
     }
 
     /// The original's `disconnectAfterReading`: close once the read queue drains; pending writes are dropped.
@@ -430,12 +503,69 @@ final class SocketEngine: ChannelInboundHandler {
         if reads.isEmpty && writes.isEmpty { close(error: nil) }
     }
 
+    /// Async face `close()`: pending reads end now; writes already handed to the channel go out first, then the
+    /// connection closes. When they have not reached the kernel within `closeLinger` (a peer that stopped reading),
+    /// it closes anyway and `promise` fails with `.writeTimeout`. A pending TLS upgrade closes at once.
+    func closeGracefully(promise: EventLoopPromise<Void>) {
+        drainAdmitted()
+        guard state != .closed else {
+            promise.succeed(())
+            return
+        }
+        if let graceful = gracefulClose {
+            graceful.promise.futureResult.cascade(to: promise)
+            return
+        }
+        admission?.close(.closedLocally)
+        guard state == .active, tls == nil, !writes.isEmpty, context != nil else {
+            close(error: nil)
+            promise.succeed(())
+            return
+        }
+        let reads = self.reads
+        self.reads.removeAll()
+        cancelReadTimer()
+        publishReadProgress()
+        for request in reads {
+            switch request.waiter {
+            case .task(let continuation): continuation.resume(throwing: AsyncSocketError.closedLocally)
+            case .frame(let operation): operation.fail(AsyncSocketError.closedLocally)
+            case .delegate: break
+            }
+        }
+        closesAfterWrites = true
+        let linger = closeLinger
+        let timer = eventLoop.assumeIsolated().scheduleTask(in: linger) { [self] in
+            close(error: .writeTimeout)
+        }
+        gracefulClose = (promise, timer)
+        flushIfNeeded()
+    }
+
+    /// The task awaiting a graceful close was cancelled: close now; its promise fails with `CancellationError`.
+    func abortGracefulClose() {
+        guard let graceful = gracefulClose else { return }
+        gracefulClose = nil
+        graceful.timer?.cancel()
+        close(error: nil)
+        graceful.promise.fail(CancellationError())
+    }
+
+    private func flushIfNeeded() {
+        guard flushPending else { return }
+        flushPending = false
+        context?.flush()
+    }
+
     /// Sends a FIN; reading goes on.
     func halfClose(promise: EventLoopPromise<Void>?) {
-        guard let context, state == .active else {
+        drainAdmitted()
+        guard let context, state == .active, gracefulClose == nil else {
             promise?.fail(AsyncSocketError.closedLocally)
             return
         }
+        outputClosed = true
+        admission?.close(.closedLocally)
         context.flush()
         context.close(mode: .output, promise: promise)
     }
@@ -445,6 +575,8 @@ final class SocketEngine: ChannelInboundHandler {
     func close(error: AsyncSocketError?) {
         guard state != .closed else { return }
         state = .closed
+        closedWith = error
+        admission?.close(error ?? .closedLocally)
         cancelReadTimer()
         writeTimer?.cancel()
         writeTimer = nil
@@ -478,8 +610,17 @@ final class SocketEngine: ChannelInboundHandler {
             case .delegate: break
             }
         }
-        for request in writes {
-            if case .task(let continuation?) = request.waiter { continuation.resume(throwing: taskError) }
+        let waiting = waitingWrites
+        waitingWrites.removeAll()
+        for write in waiting {
+            write.timer?.cancel()
+            admission?.endSlowWrite()
+            write.continuation.resume(throwing: taskError)
+        }
+        if let graceful = gracefulClose {
+            gracefulClose = nil
+            graceful.timer?.cancel()
+            if let error { graceful.promise.fail(error) } else { graceful.promise.succeed(()) }
         }
         reads.removeAll()
         writes.removeAll()
@@ -815,6 +956,7 @@ final class SocketEngine: ChannelInboundHandler {
 
     private func send(_ bytes: ByteBuffer, id: UInt64) {
         guard let context else { return }
+        lastHandedID = id
         var remaining = bytes
         let sliceSize = policy.reportsProgress ? Self.progressSliceSize : Int.max
         repeat {
@@ -845,11 +987,16 @@ final class SocketEngine: ChannelInboundHandler {
             return
         }
         guard var request = writes.first, request.id == id else { return }
+        if let admission {
+            writtenTotal += length
+            admission.written(length)
+        }
         request.written += length
         if request.written < request.total {
             writes[writes.startIndex] = request
             if let tag = request.tag { owner?.engine(self, didWritePartialDataOfLength: length, tag: tag) }
             publishWriteProgress()
+            acceptWaitingWrites()
             return
         }
         writes.removeFirst()
@@ -865,14 +1012,16 @@ final class SocketEngine: ChannelInboundHandler {
             close(error: nil)
             return
         }
+        acceptWaitingWrites()
         startHandshakeIfReady()
         startCurrentWrite()
     }
 
+    /// Arms the current write's timer: the delegate face's (async-face writes time out while they wait for room).
     private func startCurrentWrite() {
         publishWriteProgress()
         guard state == .active, writeTimer == nil, var request = writes.first, !request.timerArmed,
-            !isBehindTLS(request.id), let timeout = request.timeout
+            !isBehindTLS(request.id), let timeout = request.timeout, request.tag != nil
         else { return }
         request.timerArmed = true
         writes[writes.startIndex] = request

@@ -24,6 +24,8 @@ public final class TCPConnection: Sendable {
     let security: NIOLockedValueBox<AsyncFaceOwner.Security>
     /// The name given to connect, for TLS name verification.
     let connectHost: String?
+    /// The write window shared with the engine.
+    let admission: WriteAdmission
 
     init(
         channel: any Channel,
@@ -34,6 +36,8 @@ public final class TCPConnection: Sendable {
     ) {
         self.channel = channel
         self.engine = NIOLoopBound(engine, eventLoop: channel.eventLoop)
+        self.admission = WriteAdmission()
+        engine.admission = self.admission
         self.security = security
         self.connectHost = connectHost
         self.logger = logger
@@ -190,7 +194,13 @@ public final class TCPConnection: Sendable {
     public func startTLS(_ settings: TLSSettings) async throws {
         try settings.validate(asyncFace: true, expectsServer: nil)
         let connection = self
-        try await channel.eventLoop.flatSubmit { connection.secure(settings) }.get()
+        // Writes from here on go through the engine, behind the upgrade's marker.
+        admission.setUpgrading(true)
+        defer { admission.setUpgrading(false) }
+        try await channel.eventLoop.flatSubmit {
+            connection.engine.value.drainAdmitted()
+            return connection.secure(settings)
+        }.get()
     }
 
     // MARK: reading
@@ -264,11 +274,25 @@ public final class TCPConnection: Sendable {
 
     // MARK: writing
 
-    /// Writes `buffer`; returns once every byte was handed to the kernel.
-    /// - Throws: `.writeTimeout` or `CancellationError` (the bytes still go out, in order), `.closed`, or the I/O
-    ///   error that ended the connection.
+    /// Writes `buffer`; returns once it is queued with fewer than 256 KiB of earlier writes still ahead of it on
+    /// their way to the kernel (as NIOAsyncChannel's writer returns on the channel's writability).
+    ///
+    /// While there is room, a write returns without waiting for the event loop; a full window makes it wait until
+    /// the peer takes bytes. Writes go out in order. An I/O error that hits bytes after their write returned ends
+    /// the connection, and the next operation (or `close()`) throws it; `close()` sends every accepted byte first.
+    /// - Throws: `.writeTimeout` or `CancellationError` while waiting for room (the bytes still go out, in order),
+    ///   `.closed`, or the I/O error that ended the connection.
     public func write(_ buffer: ByteBuffer, timeout: Duration? = nil) async throws {
         guard buffer.readableBytes > 0 else { return }
+        let admitted = admission.admit(buffer)
+        if admitted.admitted {
+            if admitted.schedulesDrain {
+                let engine = self.engine
+                channel.eventLoop.execute { engine.value.drainAdmitted() }
+            }
+            return
+        }
+        admission.beginSlowWrite()
         let idBox = OperationID()
         let engine = self.engine
         let loop = channel.eventLoop
@@ -309,12 +333,24 @@ public final class TCPConnection: Sendable {
         }.get()
     }
 
-    /// Closes the connection; pending reads and writes throw `.closed`. Idempotent.
+    /// Closes the connection: pending reads throw `.closed`; bytes of writes that already returned go out first.
+    /// Idempotent.
+    ///
+    /// - Throws: `.writeTimeout` when the peer did not take the accepted bytes within 10 s (the connection is
+    ///   closed anyway and those bytes are lost), the I/O error that hit them, or `CancellationError` when the
+    ///   calling task is cancelled while it waits (the connection closes at once).
     public func close() async throws {
         let engine = self.engine
-        try await channel.eventLoop.submit {
-            engine.value.close(error: nil)
-        }.get()
+        let loop = channel.eventLoop
+        let promise = loop.makePromise(of: Void.self)
+        try await withTaskCancellationHandler {
+            loop.execute { engine.value.closeGracefully(promise: promise) }
+            // Cancelled before the close reached the loop: the handler's abort may have run first.
+            if Task.isCancelled { loop.execute { engine.value.abortGracefulClose() } }
+            try await promise.futureResult.get()
+        } onCancel: {
+            loop.execute { engine.value.abortGracefulClose() }
+        }
     }
 }
 

@@ -1,0 +1,204 @@
+import Dispatch
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import Testing
+
+@testable import TetherSockets
+
+/// An async-face connection to a raw POSIX peer.
+private func connectAsync() async throws -> (TCPConnection, RawPeer, RawListener) {
+    let listener = try RawListener()
+    async let accepted = onThread { listener.accept() }
+    let connection = try await TCPConnection.connect(host: "127.0.0.1", port: Int(listener.port), timeout: .seconds(5))
+    return (connection, try await accepted, listener)
+}
+
+/// Holds the connection's event loop until released, so that a test can tell what a write does without it.
+private final class LoopBlocker: Sendable {
+    private let started = DispatchSemaphore(value: 0)
+    private let release = DispatchSemaphore(value: 0)
+
+    init(_ loop: any EventLoop) {
+        loop.execute { [started, release] in
+            started.signal()
+            release.wait()
+        }
+        started.wait()
+    }
+
+    func unblock() { release.signal() }
+}
+
+/// True once `flag` is set, polling up to `limit`.
+private func becomesTrue(_ flag: NIOLockedValueBoxFlag, within limit: Duration) async throws -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline {
+        if flag.value { return true }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    return flag.value
+}
+
+private final class NIOLockedValueBoxFlag: Sendable {
+    private let box = NIOLockedValueBox(false)
+    var value: Bool { box.withLockedValue { $0 } }
+    func set() { box.withLockedValue { $0 = true } }
+}
+
+/// The async face's write contract: a write returns once queued with less than the window ahead of it.
+@Suite(.timeLimit(.minutes(1)))
+struct TCPConnectionWriteWindowTests {
+    static let chunk = ByteBuffer(repeating: 0x5A, count: 64 * 1024)
+
+    @Test func writesWithinTheWindowReturnWithoutTheEventLoop() async throws {
+        let (connection, peer, listener) = try await connectAsync()
+        defer {
+            peer.close()
+            listener.close()
+        }
+        let blocker = LoopBlocker(connection.channel.eventLoop)
+        // The loop is held: only the window's fast path can let these return.
+        for _ in 0..<4 { try await connection.write(Self.chunk) }
+        blocker.unblock()
+        let received = try await onThread { peer.receive(count: 4 * 64 * 1024) }
+        #expect(received.count == 4 * 64 * 1024)
+        try await connection.close()
+    }
+
+    @Test func aWriteBeyondTheWindowWaitsUntilBytesDrain() async throws {
+        let (connection, peer, listener) = try await connectAsync()
+        defer {
+            peer.close()
+            listener.close()
+        }
+        let blocker = LoopBlocker(connection.channel.eventLoop)
+        // 4 × 64 KiB fill the 256 KiB window.
+        for _ in 0..<4 { try await connection.write(Self.chunk) }
+        let returned = NIOLockedValueBoxFlag()
+        let fifth = Task {
+            try await connection.write(Self.chunk)
+            returned.set()
+        }
+        #expect(try await !becomesTrue(returned, within: .milliseconds(200)))
+        blocker.unblock()
+        // The peer reads, the window drains, the fifth write returns.
+        let received = try await onThread { peer.receive(count: 5 * 64 * 1024) }
+        try await fifth.value
+        #expect(received.count == 5 * 64 * 1024)
+        try await connection.close()
+    }
+
+    @Test func aWriteThatTimesOutWaitingForRoomStillGoesOutInOrder() async throws {
+        let (connection, peer, listener) = try await connectAsync()
+        defer {
+            peer.close()
+            listener.close()
+        }
+        // The peer does not read: the kernel's buffers fill, then the window; a write then times out.
+        var written = 0
+        var index: UInt8 = 0
+        var timedOut = false
+        while !timedOut, written < 64 << 20 {
+            let chunk = ByteBuffer(repeating: index, count: 64 * 1024)
+            do {
+                try await connection.write(chunk, timeout: .milliseconds(100))
+            } catch let error as AsyncSocketError {
+                #expect(error.code == .writeTimeout)
+                timedOut = true
+            }
+            written += chunk.readableBytes
+            index &+= 1
+        }
+        #expect(timedOut)
+        // The timed-out write's bytes stay queued: the peer gets every byte, chunk by chunk in order, then the end.
+        let closing = Task { try await connection.close() }
+        let received = try await onThread { peer.receiveToEnd() }
+        try await closing.value
+        #expect(received.count == written)
+        let ordered = stride(from: 0, to: received.count, by: 64 * 1024).allSatisfy { offset in
+            received[offset] == UInt8(truncatingIfNeeded: offset / (64 * 1024))
+        }
+        #expect(ordered)
+    }
+
+    @Test func closeSendsEveryAcceptedByteFirst() async throws {
+        let (connection, peer, listener) = try await connectAsync()
+        defer {
+            peer.close()
+            listener.close()
+        }
+        let total = 4 << 20
+        let reading = Task { try await onThread { peer.receiveToEnd() } }
+        for _ in 0..<(total / Self.chunk.readableBytes) { try await connection.write(Self.chunk) }
+        try await connection.close()
+        #expect(try await reading.value.count == total)
+        await #expect(throws: AsyncSocketError.self) { try await connection.write(Self.chunk) }
+    }
+
+    @Test func closeGivesUpOnAPeerThatStopsReadingAndSaysSo() async throws {
+        let (connection, peer, listener) = try await connectAsync()
+        defer {
+            peer.close()
+            listener.close()
+        }
+        peer.shrinkReceiveBuffer()
+        let engine = connection.engine
+        try await connection.channel.eventLoop.submit { engine.value.closeLinger = .milliseconds(300) }.get()
+        // Fill the kernel's buffers and the window.
+        while true {
+            do {
+                try await connection.write(Self.chunk, timeout: .milliseconds(100))
+            } catch {
+                break
+            }
+        }
+        let error = await #expect(throws: AsyncSocketError.self) { try await connection.close() }
+        #expect(error?.code == .writeTimeout)
+        // Closed all the same.
+        try await connection.close()
+        await #expect(throws: AsyncSocketError.self) { _ = try await connection.read(toLength: 1) }
+    }
+
+    @Test func anIOErrorAfterAWriteReturnedSurfacesAtTheNextOperation() async throws {
+        let (connection, peer, listener) = try await connectAsync()
+        defer { listener.close() }
+        peer.reset()
+        // Writes keep being accepted until the reset reaches the connection; then the next one throws.
+        var thrown: AsyncSocketError?
+        for _ in 0..<10_000 {
+            do {
+                try await connection.write(Self.chunk)
+            } catch let error as AsyncSocketError {
+                thrown = error
+                break
+            }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        let error = try #require(thrown)
+        // The reset itself (ECONNRESET/EPIPE), not a bare "closed" that would hide why.
+        #expect(error.code == .other)
+        #expect(error.domain == .posix)
+        try await connection.close()
+    }
+
+    @Test func aWriteAfterHalfCloseFailsAndReadingGoesOn() async throws {
+        let (connection, peer, listener) = try await connectAsync()
+        defer {
+            peer.close()
+            listener.close()
+        }
+        try await connection.write(ByteBuffer(string: "bye"))
+        try await connection.halfClose()
+        let error = await #expect(throws: AsyncSocketError.self) {
+            try await connection.write(ByteBuffer(string: "late"))
+        }
+        #expect(error?.code == .closed)
+        #expect(try await onThread { peer.receiveToEnd() } == Array("bye".utf8))
+        peer.send("still here")
+        let line = try await connection.read(toLength: 10, timeout: .seconds(5))
+        #expect(String(buffer: line) == "still here")
+        try await connection.close()
+    }
+}
