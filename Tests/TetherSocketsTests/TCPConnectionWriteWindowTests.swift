@@ -60,10 +60,11 @@ struct TCPConnectionWriteWindowTests {
         }
         let blocker = LoopBlocker(connection.channel.eventLoop)
         // The loop is held: only the window's fast path can let these return.
-        for _ in 0..<4 { try await connection.write(Self.chunk) }
+        let count = WriteAdmission.limit / Self.chunk.readableBytes
+        for _ in 0..<count { try await connection.write(Self.chunk) }
         blocker.unblock()
-        let received = try await onThread { peer.receive(count: 4 * 64 * 1024) }
-        #expect(received.count == 4 * 64 * 1024)
+        let received = try await onThread { peer.receive(count: count * 64 * 1024) }
+        #expect(received.count == count * 64 * 1024)
         try await connection.close()
     }
 
@@ -74,19 +75,20 @@ struct TCPConnectionWriteWindowTests {
             listener.close()
         }
         let blocker = LoopBlocker(connection.channel.eventLoop)
-        // 4 × 64 KiB fill the 256 KiB window.
-        for _ in 0..<4 { try await connection.write(Self.chunk) }
+        // These fill the window.
+        let count = WriteAdmission.limit / Self.chunk.readableBytes
+        for _ in 0..<count { try await connection.write(Self.chunk) }
         let returned = NIOLockedValueBoxFlag()
-        let fifth = Task {
+        let next = Task {
             try await connection.write(Self.chunk)
             returned.set()
         }
         #expect(try await !becomesTrue(returned, within: .milliseconds(200)))
         blocker.unblock()
-        // The peer reads, the window drains, the fifth write returns.
-        let received = try await onThread { peer.receive(count: 5 * 64 * 1024) }
-        try await fifth.value
-        #expect(received.count == 5 * 64 * 1024)
+        // The peer reads, the window drains, the next write returns.
+        let received = try await onThread { peer.receive(count: (count + 1) * 64 * 1024) }
+        try await next.value
+        #expect(received.count == (count + 1) * 64 * 1024)
         try await connection.close()
     }
 

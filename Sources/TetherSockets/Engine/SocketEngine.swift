@@ -440,7 +440,7 @@ final class SocketEngine: ChannelInboundHandler {
     /// been handed to the channel (a write held behind a TLS marker waits for the handshake).
     private func acceptWaitingWrites() {
         while let first = waitingWrites.first, first.id <= lastHandedID,
-            first.start - writtenTotal < WriteAdmission.limit
+            first.start - writtenTotal < WriteAdmission.resumeBelow
         {
             waitingWrites.removeFirst()
             first.timer?.cancel()
