@@ -31,7 +31,7 @@ struct TCPConnectionTests {
         try await connection.close()
     }
 
-    @Test func writesArriveAndReturnWhenHandedToTheKernel() async throws {
+    @Test func writesArriveInOrderWithTheirAddresses() async throws {
         let (connection, peer, listener) = try await connectAsync()
         defer {
             peer.close()

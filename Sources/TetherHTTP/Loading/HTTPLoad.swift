@@ -47,8 +47,8 @@ final class HTTPLoad: Sendable {
         self.start { await self.run(canonical: request) }
     }
 
-    /// Runs `body` in the load's task. The task starts on the calling thread and runs there until its first
-    /// suspension (the engine's answer, or the delegate's), so a load costs no hop to a new thread to begin.
+    /// Runs `body` in the load's task. (`Task.immediate`, which would save the hop to a new thread, was tried: under
+    /// parallel tests its loads stalled until their idle timeouts fired, so it is not used.)
     private func start(_ body: @escaping @Sendable () async -> Void) {
         let shouldStart = self.state.withLock { state -> Bool in
             if state.isStarted { return false }
@@ -56,7 +56,7 @@ final class HTTPLoad: Sendable {
             return true
         }
         guard shouldStart else { return }
-        let task = Task.immediate { await body() }
+        let task = Task { await body() }
         let cancelled = self.state.withLock { state -> Bool in
             state.task = task
             return state.cancelCode != nil
