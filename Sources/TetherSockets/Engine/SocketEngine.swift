@@ -186,6 +186,8 @@ final class SocketEngine: ChannelInboundHandler {
     private var closesAfterReads = false
     private var closesAfterWrites = false
     private var inReadLoop = false
+    /// Handing admitted writes to the channel: their flush waits for the end of the batch.
+    private var isDraining = false
     private var isProcessingReads = false
     /// Mirrors the channel's `autoRead` option (on from the start).
     private var isAutoReading = true
@@ -427,13 +429,20 @@ final class SocketEngine: ChannelInboundHandler {
     /// Async face: hands the writes admitted under the window's lock to the queue, in order.
     func drainAdmitted() {
         guard let admission else { return }
-        for buffer in admission.takeInbox() {
+        let inbox = admission.takeInbox()
+        guard !inbox.isEmpty else { return }
+        // One flush for the whole batch, now, instead of one scheduled for later.
+        let wasDraining = isDraining
+        isDraining = true
+        for buffer in inbox {
             guard state != .closed, gracefulClose == nil, !channelGone, !outputClosed else {
                 admission.written(buffer.readableBytes)
                 continue
             }
             _ = enqueueWrite(buffer, timeout: nil, waiter: .task(nil))
         }
+        isDraining = wasDraining
+        if !wasDraining && !inReadLoop { flushIfNeeded() }
     }
 
     /// Async face: resumes the waiting writes that now have fewer than the window's bytes ahead of them and have
@@ -968,7 +977,7 @@ final class SocketEngine: ChannelInboundHandler {
             }
             context.write(wrapOutboundOut(slice), promise: promise)
         } while remaining.readableBytes > 0
-        if inReadLoop {
+        if inReadLoop || isDraining {
             flushPending = true
         } else if !flushPending {
             flushPending = true
