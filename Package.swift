@@ -113,6 +113,11 @@ let package = Package(
             path: "Tests/Tools/TetherStoreCrashWriter",
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "TetherTestSupport",
+            path: "Tests/TetherTestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "TetherCoreTests",
             dependencies: [
@@ -125,7 +130,7 @@ let package = Package(
         .testTarget(
             name: "TetherSocketsTests",
             dependencies: [
-                "TetherSockets", "TetherCore",
+                "TetherSockets", "TetherCore", "TetherTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -137,7 +142,7 @@ let package = Package(
         .testTarget(
             name: "TetherHTTPTests",
             dependencies: [
-                "TetherHTTP",
+                "TetherHTTP", "TetherTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -147,12 +152,12 @@ let package = Package(
         ),
         .testTarget(
             name: "TetherReachabilityTests",
-            dependencies: ["TetherReachability"],
+            dependencies: ["TetherReachability", "TetherTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "TetherStoreTests",
-            dependencies: ["TetherStore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["TetherStore", "TetherTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
     ]

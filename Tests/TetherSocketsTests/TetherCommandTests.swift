@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import Testing
 import TetherSockets
+import TetherTestSupport
 
 /// The `tether` executable, run as a user would (built by `swift build --build-tests` next to the test bundle).
 struct TetherCommandTests {
@@ -16,12 +17,12 @@ struct TetherCommandTests {
     }
 
     /// Starts `tether` with `arguments` and returns it with the first line it printed.
-    static func startServer(_ arguments: [String]) async throws -> (Process, String) {
+    static func startServer(_ arguments: [String]) async throws -> (ChildProcess, String) {
         let tether = try #require(
             locateExecutable(),
             "build the tether executable first (swift build --build-tests)"
         )
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = tether
         process.arguments = arguments
         let output = Pipe()
@@ -72,7 +73,7 @@ struct TetherCommandTests {
             try await connection.close()
             return String(buffer: received)
         }
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = tether
         process.arguments = ["nc", "127.0.0.1", String(listener.localPort)]
         let input = Pipe()
@@ -99,7 +100,7 @@ struct TetherCommandTests {
             Self.locateExecutable(),
             "build the tether executable first (swift build --build-tests)"
         )
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = tether
         process.arguments = ["serve", "--port", "70000"]
         process.standardError = Pipe()
@@ -122,7 +123,7 @@ struct TetherCommandTests {
         let port = try #require(
             firstLine.split(separator: ":").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
         )
-        let client = Process()
+        let client = ChildProcess()
         client.executableURL = tether
         client.arguments = ["nc", "--frame", "stx", "--dest", "1", "--src", "2", "127.0.0.1", port]
         let input = Pipe()
@@ -144,7 +145,7 @@ struct TetherCommandTests {
     /// Runs `tether nc` with `arguments`, feeding `input`; returns what it printed and its exit status.
     static func netcat(_ arguments: [String], input text: String) async throws -> (String, Int32) {
         let tether = try #require(locateExecutable(), "build the tether executable first (swift build --build-tests)")
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = tether
         process.arguments = ["nc"] + arguments
         let input = Pipe()
@@ -200,7 +201,7 @@ struct TetherCommandTests {
             Self.locateExecutable(),
             "build the tether executable first (swift build --build-tests)"
         )
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = tether
         process.arguments = arguments
         process.standardError = Pipe()

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TetherTestSupport
 
 /// Broadcast, multicast (IPv4 and IPv6) and send timeouts on a real multicast-capable interface: a veth pair in a
 /// network namespace each test creates (`unshare -rn`), where `TetherUDPProbe` runs both UDP faces. Both ends of the
@@ -25,7 +26,7 @@ struct UDPNamespaceTests {
     /// Runs the probe's `scenario` in a fresh namespace; returns its verdict line.
     func run(_ scenario: String, setup extra: String = "") async throws -> String {
         let probe = try #require(Self.probeExecutable(), "build the probe first (swift build --build-tests)")
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
         process.arguments = [
             "-rn", "/bin/sh", "-c", "set -e\n\(Self.network)\n\(extra)\nexec \"$0\" \"$@\"", probe, scenario,

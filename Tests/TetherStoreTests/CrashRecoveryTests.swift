@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TetherTestSupport
 
 @testable import TetherStore
 
@@ -50,7 +51,7 @@ struct CrashRecoveryTests {
     ) throws
         -> [String]
     {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = writer
         process.arguments = [kind, file.path, String(seed)]
         let output = Pipe()
@@ -171,7 +172,7 @@ struct CrashRecoveryTests {
             do {
                 let store = try Self.open(kind, file)
                 try await store.insert(Note(content: "held here"))
-                let process = Process()
+                let process = ChildProcess()
                 process.executableURL = writer
                 process.arguments = [kind, file.path, "1"]
                 let errors = Pipe()
@@ -185,7 +186,7 @@ struct CrashRecoveryTests {
                 #expect(try await store.count() == 1)
             }
             // The writer process holds the store: opening it here is `.locked` until the writer is gone.
-            let process = Process()
+            let process = ChildProcess()
             process.executableURL = writer
             process.arguments = [kind, file.path, "2"]
             let output = Pipe()

@@ -1,5 +1,6 @@
 import Foundation
 import NIOSSL
+import TetherTestSupport
 
 /// A CA and a server certificate for 127.0.0.1, made with the `openssl` CLI when the tests start.
 final class TestCertificates: Sendable {
@@ -49,7 +50,7 @@ final class TestCertificates: Sendable {
     }
 
     private static func openssl(_ arguments: [String]) throws {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["openssl"] + arguments
         process.standardOutput = FileHandle.nullDevice

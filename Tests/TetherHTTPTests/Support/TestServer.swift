@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 import TetherHTTP
+import TetherTestSupport
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -12,7 +13,7 @@ import FoundationNetworking
 final class TestServer: @unchecked Sendable {
     let port: Int
     let scheme: String
-    private let process: Process
+    private let process: ChildProcess
     private let stdin: Pipe
 
     static let http: TestServer = try! TestServer(certificate: nil)
@@ -23,7 +24,7 @@ final class TestServer: @unchecked Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let script = directory.appendingPathComponent("server-\(UUID().uuidString).py")
         try pythonServerScript.write(to: script, atomically: true, encoding: .utf8)
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         var arguments = ["python3", script.path]
         if let certificate { arguments += [certificate.serverCertificatePath, certificate.serverKeyPath] }

@@ -1,5 +1,6 @@
 #if os(Linux)
 import Foundation
+import TetherTestSupport
 
 /// A `TetherReachProbe` running inside a network namespace of its own (`unshare -rn`: a user and a network
 /// namespace, no root needed), with helpers to change that namespace's links and routes (`nsenter`) and to read
@@ -22,7 +23,7 @@ final class NamespaceProbe {
         var description: String { text }
     }
 
-    private let process = Process()
+    private let process = ChildProcess()
     private let input = Pipe()
     private let output = Pipe()
     private let errors = Pipe()
@@ -71,7 +72,7 @@ final class NamespaceProbe {
     /// Runs a shell script inside the probe's namespace and waits for it.
     /// - Throws: `Failure` with the script's stderr when it fails.
     func run(_ script: String) throws {
-        let nsenter = Process()
+        let nsenter = ChildProcess()
         nsenter.executableURL = URL(fileURLWithPath: try Self.tool("nsenter"))
         nsenter.arguments = [
             "--target", "\(process.processIdentifier)", "--user", "--net", "--preserve-credentials",
@@ -257,7 +258,7 @@ final class NamespaceProbe {
 
     /// Fails with a clear message when this system cannot create network namespaces.
     static func checkNamespacesWork(unshare: String) throws {
-        let check = Process()
+        let check = ChildProcess()
         check.executableURL = URL(fileURLWithPath: unshare)
         check.arguments = ["-rn", "/bin/true"]
         let stderr = Pipe()

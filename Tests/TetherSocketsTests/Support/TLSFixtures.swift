@@ -2,6 +2,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import NIOSSL
 import TetherSockets
+import TetherTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -67,7 +68,7 @@ final class TLSTestCertificates: Sendable {
 
     @discardableResult
     static func shell(_ script: String, in directory: String) throws -> String {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-e", "-c", script]
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
@@ -124,7 +125,7 @@ final class TLSTestCertificates: Sendable {
 
 /// A child process (a Python `ssl` peer, `openssl s_server`/`s_client`) whose stdout lines the test can await.
 final class PeerProcess: @unchecked Sendable {
-    private let process = Process()
+    private let process = ChildProcess()
     private let stdin = Pipe()
     private let lock = NIOLock()
     private var lines: [String] = []
