@@ -50,6 +50,14 @@ struct CanonicalRequestTests {
         #expect(!HTTPLoad.isCanonical("mailto:someone"))
     }
 
+    @Test func cacheKeysIgnoreTheFragmentOnly() throws {
+        let plain = try #require(URL(string: "http://example.com/a?b=1"))
+        let withFragment = try #require(URL(string: "http://example.com/a?b=1#section"))
+        let other = try #require(URL(string: "http://example.com/a?b=2#section"))
+        #expect(CacheRules.key(for: withFragment) == CacheRules.key(for: plain))
+        #expect(CacheRules.key(for: other) != CacheRules.key(for: plain))
+    }
+
     @Test func headerNamesMatchIgnoringASCIICaseOnly() {
         #expect(HeaderLookup.namesMatch("Content-Length", "content-length"))
         #expect(HeaderLookup.namesMatch("ETAG", "ETag"))

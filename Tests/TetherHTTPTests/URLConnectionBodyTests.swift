@@ -123,6 +123,41 @@ struct URLConnectionBodyTests {
         }
     }
 
+    @Test func dataForTimesOutOnAStalledBodyWithoutAWatchdog() async throws {
+        // `data(for:)` runs in the caller's task: the engine's idle-read timeout stands in for the watchdog.
+        let started = ContinuousClock.now
+        do {
+            _ = try await URLConnection.data(
+                for: request(self.server.url("/stall?for=10"), timeout: 0.5),
+                configuration: .uncached
+            )
+            Issue.record("expected a timeout")
+        } catch let error as URLError {
+            #expect(error.code == .timedOut)
+            #expect(error.failingURL == self.server.url("/stall?for=10"))
+        }
+        // A hang guard, not a timing assertion: the stall lasts 10 s.
+        #expect(ContinuousClock.now - started < .seconds(8))
+    }
+
+    @Test func dataForWithEveryTimeoutBeyondTheEnginesItMakesStillTimesOut() async throws {
+        // Distinct timeouts past the cap of engines fall back to a load in a task of its own, with its watchdog.
+        for step in 0...HTTPEngine.maximumTimeoutEngines {
+            let timeout = 0.5 + Double(step) * 0.01
+            await #expect(throws: URLError.self) {
+                _ = try await URLConnection.data(
+                    for: request(self.server.url("/stallhead?for=10"), timeout: timeout),
+                    configuration: .uncached
+                )
+            }
+        }
+        let (data, _) = try await URLConnection.data(
+            for: request(self.server.url("/slow?n=3&delay=0.05"), timeout: 0.77),
+            configuration: .uncached
+        )
+        #expect(data.count == 3)
+    }
+
     @Test func aSlowButSteadyResponseDoesNotTimeOut() async throws {
         let (data, _) = try await URLConnection.data(
             for: request(self.server.url("/slow?n=25&delay=0.1"), timeout: 2),

@@ -134,6 +134,9 @@ enum CacheRules {
 
     /// The cache key: the URL without its fragment.
     static func key(for url: URL) -> String {
+        // Without a fragment the key is the URL itself: no parse per lookup.
+        let absolute = url.absoluteString
+        if !absolute.utf8.contains(UInt8(ascii: "#")) { return absolute }
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url.absoluteString }
         components.fragment = nil
         return components.string ?? url.absoluteString

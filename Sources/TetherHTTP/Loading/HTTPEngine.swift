@@ -11,7 +11,12 @@ enum HTTPEngine {
         var group: ObjectIdentifier
         var tls: TLSKey?
         var decompresses: Bool
+        /// Nanoseconds; set for engines whose own timeouts stand in for a load's idle watchdog.
+        var idleTimeout: Int64?
     }
+
+    /// At most this many distinct idle timeouts get engines of their own (engines are never shut down).
+    static let maximumTimeoutEngines = 8
 
     private struct TLSKey: Hashable {
         var configuration: TLSConfiguration
@@ -25,22 +30,31 @@ enum HTTPEngine {
 
     private static let clients = NSLockedBox<[Key: HTTPClient]>([:])
 
+    /// The engine for these settings. With `idleTimeout`, an engine whose connect and idle-read timeouts are that
+    /// long (what NSURLConnection's `timeoutInterval` means), for loads that run without a watchdog; nil when
+    /// `maximumTimeoutEngines` distinct timeouts already have one.
     static func client(
         eventLoopGroup: any EventLoopGroup,
         tlsConfiguration: TLSConfiguration?,
-        decompresses: Bool
-    ) -> HTTPClient {
+        decompresses: Bool,
+        idleTimeout: TimeAmount? = nil
+    ) -> HTTPClient? {
         let key = Key(
             group: ObjectIdentifier(eventLoopGroup as AnyObject),
             tls: tlsConfiguration.map(TLSKey.init),
-            decompresses: decompresses
+            decompresses: decompresses,
+            idleTimeout: idleTimeout?.nanoseconds
         )
         return self.clients.withLock { clients in
             if let client = clients[key] { return client }
+            if idleTimeout != nil, clients.keys.count(where: { $0.idleTimeout != nil }) >= Self.maximumTimeoutEngines {
+                return nil
+            }
+            let connectTimeout = min(TimeAmount.seconds(75), idleTimeout ?? .seconds(75))
             var configuration = HTTPClient.Configuration(
                 tlsConfiguration: tlsConfiguration,
                 redirectConfiguration: .disallow,
-                timeout: .init(connect: .seconds(75)),
+                timeout: .init(connect: connectTimeout, read: idleTimeout),
                 decompression: decompresses ? .enabled(limit: .ratio(25)) : .disabled
             )
             // A refused connection must fail now, not after retries until the connect timeout.

@@ -25,6 +25,8 @@ final class HTTPLoad: Sendable {
     let observer: any LoadObserver
     let state: NSLockedBox<State>
     private let originalRequest: URLRequest
+    /// Set for a load run in its caller's task (``runInline()``): the engine's own timeouts replace the watchdog.
+    private let inlineEngine: NSLockedBox<HTTPClient?> = NSLockedBox(nil)
 
     init(request: URLRequest, configuration: URLConnection.Configuration, observer: any LoadObserver) {
         self.originalRequest = request
@@ -64,6 +66,35 @@ final class HTTPLoad: Sendable {
         if cancelled { task.cancel() }
     }
 
+    /// Prepares a load to run in the caller's task, saving the hops to a task of its own and back: possible for a
+    /// request without a body (nothing to upload, so the engine's idle-read and connect timeouts measure what the
+    /// watchdog would) when an engine with its `timeoutInterval` exists or may be made. False: use ``start()``.
+    func prepareInline() -> Bool {
+        let interval = self.originalRequest.timeoutInterval
+        guard self.originalRequest.httpBody == nil, self.originalRequest.httpBodyStream == nil, interval > 0,
+            interval.isFinite,
+            let client = HTTPEngine.client(
+                eventLoopGroup: self.configuration.eventLoopGroup,
+                tlsConfiguration: self.configuration.tlsConfiguration,
+                decompresses: self.configuration.decompressesResponses,
+                idleTimeout: .nanoseconds(Int64(min(interval, 365 * 86_400) * 1e9))
+            )
+        else { return false }
+        self.inlineEngine.withLock { $0 = client }
+        return true
+    }
+
+    /// Runs a load prepared by ``prepareInline()`` in the calling task; the caller's cancellation cancels it.
+    func runInline() async {
+        let shouldStart = self.state.withLock { state -> Bool in
+            if state.isStarted { return false }
+            state.isStarted = true
+            return true
+        }
+        guard shouldStart else { return }
+        await self.run()
+    }
+
     /// Stops the load; the first reason wins.
     func cancel(_ code: URLError.Code = .cancelled) {
         let (task, sender) = self.state.withLock { state -> (Task<Void, Never>?, ChallengeSender?) in
@@ -92,10 +123,14 @@ final class HTTPLoad: Sendable {
     }
 
     private func run(canonical request: URLRequest) async {
-        let watchdog = IdleWatchdog(
-            timeoutInterval: self.originalRequest.timeoutInterval,
-            onFire: { [weak self] in self?.cancel(.timedOut) }
-        )
+        let isInline = self.inlineEngine.withLock { $0 != nil }
+        let watchdog =
+            isInline
+            ? nil
+            : IdleWatchdog(
+                timeoutInterval: self.originalRequest.timeoutInterval,
+                onFire: { [weak self] in self?.cancel(.timedOut) }
+            )
         let context = LoadContext(watchdog: watchdog)
         self.setCurrent(request)
         watchdog?.start()
@@ -217,11 +252,15 @@ final class HTTPLoad: Sendable {
     )
         async throws
     {
-        let client = HTTPEngine.client(
-            eventLoopGroup: self.configuration.eventLoopGroup,
-            tlsConfiguration: self.configuration.tlsConfiguration,
-            decompresses: self.configuration.decompressesResponses
-        )
+        let inline = self.inlineEngine.withLock { $0 }
+        guard
+            let client = inline
+                ?? HTTPEngine.client(
+                    eventLoopGroup: self.configuration.eventLoopGroup,
+                    tlsConfiguration: self.configuration.tlsConfiguration,
+                    decompresses: self.configuration.decompressesResponses
+                )
+        else { throw URLError.tether(.unknown, url: request.url) }
         var current = request
         var stored = initialStored
         var redirects = 0
