@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 
 /// Connects one life of an ``AsyncSocket`` to its engine: receives the engine's events on the event loop and turns
@@ -29,13 +30,37 @@ final class EngineAdapter: SocketEngineOwner {
     func withEngine(_ body: @escaping (SocketEngine) -> Void) {
         if eventLoop.inEventLoop {
             if let engine = engineBox { body(engine) }
-        } else {
-            // One box per value: destructuring a captured tuple here over-released its elements (Swift 6.3).
-            let adapter = UncheckedSendable(self)
-            let work = UncheckedSendable(body)
-            eventLoop.execute {
-                if let engine = adapter.value.engineBox { work.value(engine) }
-            }
+            return
+        }
+        // Operations from other threads join an inbox; one loop task runs every operation queued by then, in
+        // order. A delegate queue that issues several writes in a row wakes the loop once, not once per write.
+        let schedules = inbox.withLockedValue { inbox -> Bool in
+            inbox.operations.append(body)
+            if inbox.isScheduled { return false }
+            inbox.isScheduled = true
+            return true
+        }
+        guard schedules else { return }
+        let adapter = UncheckedSendable(self)
+        eventLoop.execute { adapter.value.runInbox() }
+    }
+
+    /// Operations handed over from other threads, not yet run on the loop.
+    private struct Inbox {
+        var operations: [(SocketEngine) -> Void] = []
+        var isScheduled = false
+    }
+
+    private let inbox = NIOLockedValueBox(Inbox())
+
+    private func runInbox() {
+        let operations = inbox.withLockedValue { inbox -> [(SocketEngine) -> Void] in
+            inbox.isScheduled = false
+            defer { inbox.operations = [] }
+            return inbox.operations
+        }
+        for operation in operations {
+            if let engine = engineBox { operation(engine) }
         }
     }
 
