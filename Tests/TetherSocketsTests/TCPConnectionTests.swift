@@ -4,18 +4,10 @@ import NIOPosix
 import Testing
 import TetherSockets
 
-/// An async-face connection to a raw POSIX peer.
-private func connectAsync() async throws -> (TCPConnection, RawPeer, RawListener) {
-    let listener = try RawListener()
-    async let accepted = onThread { listener.accept() }
-    let connection = try await TCPConnection.connect(host: "127.0.0.1", port: Int(listener.port), timeout: .seconds(5))
-    return (connection, try await accepted, listener)
-}
-
 @Suite(.timeLimit(.minutes(1)))
 struct TCPConnectionTests {
     @Test func readsToLengthToSeparatorAndAvailable() async throws {
-        let (connection, peer, listener) = try await connectAsync()
+        let (connection, peer, listener) = try await connectAsyncToRawPeer()
         defer {
             peer.close()
             listener.close()
@@ -32,7 +24,7 @@ struct TCPConnectionTests {
     }
 
     @Test func writesArriveInOrderWithTheirAddresses() async throws {
-        let (connection, peer, listener) = try await connectAsync()
+        let (connection, peer, listener) = try await connectAsyncToRawPeer()
         defer {
             peer.close()
             listener.close()
@@ -48,7 +40,7 @@ struct TCPConnectionTests {
     }
 
     @Test func aTimedOutReadConsumesNothingAndKeepsTheConnection() async throws {
-        let (connection, peer, listener) = try await connectAsync()
+        let (connection, peer, listener) = try await connectAsyncToRawPeer()
         defer {
             peer.close()
             listener.close()
@@ -68,7 +60,7 @@ struct TCPConnectionTests {
     }
 
     @Test func maxLengthExceededConsumesNothing() async throws {
-        let (connection, peer, listener) = try await connectAsync()
+        let (connection, peer, listener) = try await connectAsyncToRawPeer()
         defer {
             peer.close()
             listener.close()
@@ -84,7 +76,7 @@ struct TCPConnectionTests {
     }
 
     @Test func cancellingAWaitingReadConsumesNothing() async throws {
-        let (connection, peer, listener) = try await connectAsync()
+        let (connection, peer, listener) = try await connectAsyncToRawPeer()
         defer {
             peer.close()
             listener.close()
@@ -100,7 +92,7 @@ struct TCPConnectionTests {
     }
 
     @Test func peerCloseKeepsPartialBytesForReadAvailable() async throws {
-        let (connection, peer, listener) = try await connectAsync()
+        let (connection, peer, listener) = try await connectAsyncToRawPeer()
         defer { listener.close() }
         peer.send("xyz")
         peer.shutdownWrite()
@@ -119,7 +111,7 @@ struct TCPConnectionTests {
     }
 
     @Test func halfCloseSendsEndOfStreamAndReadingGoesOn() async throws {
-        let (connection, peer, listener) = try await connectAsync()
+        let (connection, peer, listener) = try await connectAsyncToRawPeer()
         defer {
             peer.close()
             listener.close()
@@ -135,7 +127,7 @@ struct TCPConnectionTests {
     }
 
     @Test func afterBothSidesCloseReadsDrainTheBufferThenEnd() async throws {
-        let (connection, peer, listener) = try await connectAsync()
+        let (connection, peer, listener) = try await connectAsyncToRawPeer()
         defer { listener.close() }
         try await connection.halfClose()
         _ = try await onThread { peer.receiveToEnd() }
@@ -151,7 +143,7 @@ struct TCPConnectionTests {
     }
 
     @Test func operationsAfterCloseThrowClosed() async throws {
-        let (connection, peer, listener) = try await connectAsync()
+        let (connection, peer, listener) = try await connectAsyncToRawPeer()
         defer {
             peer.close()
             listener.close()
@@ -166,7 +158,7 @@ struct TCPConnectionTests {
     }
 
     @Test func badArgumentsThrowBadParam() async throws {
-        let (connection, peer, listener) = try await connectAsync()
+        let (connection, peer, listener) = try await connectAsyncToRawPeer()
         defer {
             peer.close()
             listener.close()

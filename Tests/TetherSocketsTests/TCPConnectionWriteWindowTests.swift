@@ -7,16 +7,8 @@ import Testing
 
 @testable import TetherSockets
 
-/// An async-face connection to a raw POSIX peer.
-private func connectAsync() async throws -> (TCPConnection, RawPeer, RawListener) {
-    let listener = try RawListener()
-    async let accepted = onThread { listener.accept() }
-    let connection = try await TCPConnection.connect(host: "127.0.0.1", port: Int(listener.port), timeout: .seconds(5))
-    return (connection, try await accepted, listener)
-}
-
 /// Holds the connection's event loop until released, so that a test can tell what a write does without it.
-private final class LoopBlocker: Sendable {
+final class LoopBlocker: Sendable {
     private let started = DispatchSemaphore(value: 0)
     private let release = DispatchSemaphore(value: 0)
 
@@ -52,16 +44,22 @@ private final class NIOLockedValueBoxFlag: Sendable {
 struct TCPConnectionWriteWindowTests {
     static let chunk = ByteBuffer(repeating: 0x5A, count: 64 * 1024)
 
+    /// Holds the connection's event loop, then writes chunks until the window is full: only the window's fast path
+    /// can let these writes return. Returns the blocker (to release the loop) and the number of chunks written.
+    static func fillTheWindowWithTheLoopHeld(_ connection: TCPConnection) async throws -> (LoopBlocker, Int) {
+        let blocker = LoopBlocker(connection.channel.eventLoop)
+        let count = WriteAdmission.limit / Self.chunk.readableBytes
+        for _ in 0..<count { try await connection.write(Self.chunk) }
+        return (blocker, count)
+    }
+
     @Test func writesWithinTheWindowReturnWithoutTheEventLoop() async throws {
-        let (connection, peer, listener) = try await connectAsync()
+        let (connection, peer, listener) = try await connectAsyncToRawPeer()
         defer {
             peer.close()
             listener.close()
         }
-        let blocker = LoopBlocker(connection.channel.eventLoop)
-        // The loop is held: only the window's fast path can let these return.
-        let count = WriteAdmission.limit / Self.chunk.readableBytes
-        for _ in 0..<count { try await connection.write(Self.chunk) }
+        let (blocker, count) = try await Self.fillTheWindowWithTheLoopHeld(connection)
         blocker.unblock()
         let received = try await onThread { peer.receive(count: count * 64 * 1024) }
         #expect(received.count == count * 64 * 1024)
@@ -69,15 +67,12 @@ struct TCPConnectionWriteWindowTests {
     }
 
     @Test func aWriteBeyondTheWindowWaitsUntilBytesDrain() async throws {
-        let (connection, peer, listener) = try await connectAsync()
+        let (connection, peer, listener) = try await connectAsyncToRawPeer()
         defer {
             peer.close()
             listener.close()
         }
-        let blocker = LoopBlocker(connection.channel.eventLoop)
-        // These fill the window.
-        let count = WriteAdmission.limit / Self.chunk.readableBytes
-        for _ in 0..<count { try await connection.write(Self.chunk) }
+        let (blocker, count) = try await Self.fillTheWindowWithTheLoopHeld(connection)
         let returned = NIOLockedValueBoxFlag()
         let next = Task {
             try await connection.write(Self.chunk)
@@ -93,7 +88,7 @@ struct TCPConnectionWriteWindowTests {
     }
 
     @Test func aWriteThatTimesOutWaitingForRoomStillGoesOutInOrder() async throws {
-        let (connection, peer, listener) = try await connectAsync()
+        let (connection, peer, listener) = try await connectAsyncToRawPeer()
         defer {
             peer.close()
             listener.close()
@@ -126,7 +121,7 @@ struct TCPConnectionWriteWindowTests {
     }
 
     @Test func closeSendsEveryAcceptedByteFirst() async throws {
-        let (connection, peer, listener) = try await connectAsync()
+        let (connection, peer, listener) = try await connectAsyncToRawPeer()
         defer {
             peer.close()
             listener.close()
@@ -140,7 +135,7 @@ struct TCPConnectionWriteWindowTests {
     }
 
     @Test func closeGivesUpOnAPeerThatStopsReadingAndSaysSo() async throws {
-        let (connection, peer, listener) = try await connectAsync()
+        let (connection, peer, listener) = try await connectAsyncToRawPeer()
         defer {
             peer.close()
             listener.close()
@@ -164,7 +159,7 @@ struct TCPConnectionWriteWindowTests {
     }
 
     @Test func anIOErrorAfterAWriteReturnedSurfacesAtTheNextOperation() async throws {
-        let (connection, peer, listener) = try await connectAsync()
+        let (connection, peer, listener) = try await connectAsyncToRawPeer()
         defer { listener.close() }
         peer.reset()
         // Writes keep being accepted until the reset reaches the connection; then the next one throws.
@@ -186,7 +181,7 @@ struct TCPConnectionWriteWindowTests {
     }
 
     @Test func aWriteAfterHalfCloseFailsAndReadingGoesOn() async throws {
-        let (connection, peer, listener) = try await connectAsync()
+        let (connection, peer, listener) = try await connectAsyncToRawPeer()
         defer {
             peer.close()
             listener.close()
@@ -202,5 +197,29 @@ struct TCPConnectionWriteWindowTests {
         let line = try await connection.read(toLength: 10, timeout: .seconds(5))
         #expect(String(buffer: line) == "still here")
         try await connection.close()
+    }
+}
+
+extension TCPConnectionWriteWindowTests {
+    @Test func cancellingAWaitingCloseClosesAtOnce() async throws {
+        let (connection, peer, listener) = try await connectAsyncToRawPeer()
+        defer {
+            peer.close()
+            listener.close()
+        }
+        peer.shrinkReceiveBuffer()
+        // Fill the kernel's buffers and the window: a close now waits for bytes the peer will not take.
+        while true {
+            do {
+                try await connection.write(Self.chunk, timeout: .milliseconds(100))
+            } catch {
+                break
+            }
+        }
+        let closing = Task { try await connection.close() }
+        try await Task.sleep(for: .milliseconds(100))
+        closing.cancel()
+        await #expect(throws: CancellationError.self) { try await closing.value }
+        await #expect(throws: AsyncSocketError.self) { _ = try await connection.read(toLength: 1) }
     }
 }

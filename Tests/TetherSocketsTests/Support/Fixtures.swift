@@ -81,3 +81,11 @@ func expectSocketError(
     #expect(error?.code == code, sourceLocation: sourceLocation)
     return error
 }
+
+/// An async-face connection to a raw POSIX peer.
+func connectAsyncToRawPeer() async throws -> (TCPConnection, RawPeer, RawListener) {
+    let listener = try RawListener()
+    async let accepted = onThread { listener.accept() }
+    let connection = try await TCPConnection.connect(host: "127.0.0.1", port: Int(listener.port), timeout: .seconds(5))
+    return (connection, try await accepted, listener)
+}
