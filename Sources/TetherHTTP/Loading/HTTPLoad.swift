@@ -10,7 +10,8 @@ import FoundationNetworking
 
 /// One load: canonicalisation, cache, hops with redirects and challenges, the streamed final response.
 ///
-/// Runs in its own task; every event goes to the observer, in order. ``cancel(_:)`` stops the engine request
+/// Runs in its own task (``start()``), or in its caller's (``runInline()``, for `data(for:)`); every event goes to
+/// the observer, in order. ``cancel(_:)`` stops the engine request
 /// and records why, so that the error reported (if anyone still listens) says it.
 final class HTTPLoad: Sendable {
     struct State {

@@ -410,7 +410,7 @@ final class SocketEngine: ChannelInboundHandler {
                 if let timeout {
                     let id = nextID
                     waiting.timer = eventLoop.assumeIsolated().scheduleTask(in: max(timeout, .zero)) { [self] in
-                        finishWaitingWrite(id: id, error: AsyncSocketError.writeTimeout)
+                        abandonWrite(id: id, error: AsyncSocketError.writeTimeout)
                     }
                 }
                 waitingWrites.append(waiting)
@@ -460,7 +460,7 @@ final class SocketEngine: ChannelInboundHandler {
 
     /// Async face: the task waiting for write `id` stops waiting with `error` (timeout, cancellation); the bytes
     /// stay queued and go out in order.
-    private func finishWaitingWrite(id: UInt64, error: any Error) {
+    func abandonWrite(id: UInt64, error: any Error) {
         guard let index = waitingWrites.firstIndex(where: { $0.id == id }) else { return }
         let waiting = waitingWrites.remove(at: index)
         waiting.timer?.cancel()
@@ -482,11 +482,6 @@ final class SocketEngine: ChannelInboundHandler {
         case .delegate: break
         }
         if wasCurrent { processReads() }
-    }
-
-    /// Async face: the task waiting for write `id` stopped waiting; the bytes still go out in order.
-    func abandonWrite(id: UInt64, error: any Error) {
-        finishWaitingWrite(id: id, error: error)
     }
 
     /// The original's `disconnectAfterReading`: close once the read queue drains; pending writes are dropped.
