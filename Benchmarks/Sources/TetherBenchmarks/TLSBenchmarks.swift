@@ -70,6 +70,23 @@ enum TLSBenchmarks {
         try await done.futureResult.get()
     }
 
+    static func rawQueueUpload(port: Int, total: Int, context: NIOSSLContext) async throws {
+        let done = group.next().makePromise(of: Void.self)
+        _ = try await ClientBootstrap(group: group)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        try NIOSSLClientHandler(context: context, serverHostname: "localhost")
+                    )
+                    try channel.pipeline.syncOperations.addHandler(
+                        TLSQueueRefillHandler(total: total, done: done)
+                    )
+                }
+            }
+            .connect(host: "127.0.0.1", port: port).get()
+        try await done.futureResult.get()
+    }
+
     static func asyncUpload(port: Int, total: Int, settings: TLSSettings) async throws {
         let connection = try await TCPConnection.connect(host: "127.0.0.1", port: port, tls: settings)
         let chunk = ByteBuffer(repeating: 0x41, count: 65_536)
@@ -141,6 +158,49 @@ final class TLSUploadHandler: ChannelInboundHandler {
         while context.channel.isWritable && sent < total {
             sent += chunk.readableBytes
             context.writeAndFlush(wrapOutboundOut(chunk), promise: nil)
+        }
+    }
+}
+
+/// The upload of ``TLSUploadHandler`` with the hops of queue delivery: 16 writes of 64 KiB in flight (as the delegate
+/// face's `UploadDriver`), and each completed write asks a serial DispatchQueue for the next one, which copies a
+/// `Data` chunk into a ByteBuffer there and hands it back to the event loop.
+final class TLSQueueRefillHandler: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+    let total: Int
+    let done: EventLoopPromise<Void>
+    let chunk = Data(repeating: 0x41, count: 65_536)
+    let queue = DispatchQueue(label: "refill")
+    // Touched on the queue only.
+    var queued = 0
+
+    init(total: Int, done: EventLoopPromise<Void>) {
+        self.total = total
+        self.done = done
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        done.succeed()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard case .handshakeCompleted = event as? TLSUserEvent else { return }
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        queue.async {
+            for _ in 0..<16 { self.queueNext(loopBound) }
+        }
+    }
+
+    /// On the queue: copies the next chunk and writes it on the loop; its completion asks for the one after.
+    private func queueNext(_ context: NIOLoopBound<ChannelHandlerContext>) {
+        guard queued < total else { return }
+        queued += chunk.count
+        let bytes = ByteBuffer(data: chunk)
+        context.eventLoop.execute {
+            let promise = context.eventLoop.makePromise(of: Void.self)
+            promise.futureResult.whenSuccess { self.queue.async { self.queueNext(context) } }
+            context.value.writeAndFlush(self.wrapOutboundOut(bytes), promise: promise)
         }
     }
 }

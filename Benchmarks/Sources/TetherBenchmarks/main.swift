@@ -220,6 +220,7 @@ if only == nil || only?.hasPrefix("tls") == true {
     let identity = try TLSIdentity.generate()
     let client = try identity.clientSettings()
     let tlsBaselines = [
+        "NIOSSL handlers, refilled from a queue": "NIOSSL handlers",
         "Tether async face": "NIOSSL handlers",
         "Tether delegate face (queue)": "NIOSSL handlers",
         "Tether delegate face (event loop)": "NIOSSL handlers",
@@ -233,6 +234,16 @@ if only == nil || only?.hasPrefix("tls") == true {
             variants: [
                 Variant(name: "NIOSSL handlers") {
                     try await TLSBenchmarks.rawUpload(
+                        port: sink.port,
+                        total: bulkBytes,
+                        context: identity.clientContext
+                    )
+                },
+                // Diagnostic: the least that queue delivery costs. The same handlers, but each completed write
+                // hops to a serial DispatchQueue, which copies the next `Data` chunk into a ByteBuffer and hands it
+                // back to the event loop: the third thread that a delegate queue adds, without Tether.
+                Variant(name: "NIOSSL handlers, refilled from a queue") {
+                    try await TLSBenchmarks.rawQueueUpload(
                         port: sink.port,
                         total: bulkBytes,
                         context: identity.clientContext

@@ -274,12 +274,13 @@ public final class TCPConnection: Sendable {
 
     // MARK: writing
 
-    /// Writes `buffer`; returns once it is queued with less than 1 MiB of earlier writes still ahead of it on
+    /// Writes `buffer`; returns once it is queued with less than 4 MiB of earlier writes still ahead of it on
     /// their way to the kernel (as NIOAsyncChannel's writer returns on the channel's writability).
     ///
     /// While there is room, a write returns without waiting for the event loop; a full window makes it wait until
-    /// the peer took enough bytes that less than 512 KiB are ahead of it. Writes go out in order. An I/O error that hits bytes after their write returned ends
-    /// the connection, and the next operation (or `close()`) throws it; `close()` sends every accepted byte first.
+    /// the peer took enough bytes that less than 2 MiB are ahead of it. Writes go out in order. An I/O error that
+    /// hits bytes after their write returned ends the connection, and the next operation (or `close()`) throws it;
+    /// `close()` sends every accepted byte first.
     /// - Throws: `.writeTimeout` or `CancellationError` while waiting for room (the bytes still go out, in order),
     ///   `.closed`, or the I/O error that ended the connection.
     public func write(_ buffer: ByteBuffer, timeout: Duration? = nil) async throws {
