@@ -45,6 +45,15 @@ struct URLConnectionRedirectTests {
         #expect(connection.currentRequest.url == detour)
     }
 
+    @Test func aRequestFromWillSendThatCannotBeLoadedFailsWithUnsupportedURL() async throws {
+        let delegate = RecordingDelegate()
+        let elsewhere = URL(string: "http:///no-host")!
+        delegate.onRedirect = { _, _ in URLRequest(url: elsewhere) }
+        try await load(request(self.server.url("/redirect/1")), delegate: delegate)
+        #expect(delegate.events.last == .failed(.unsupportedURL))
+        #expect(delegate.lastError?.failingURL == elsewhere)
+    }
+
     @Test func aRedirectLoopFailsWithTooManyRedirects() async throws {
         let delegate = RecordingDelegate()
         try await load(request(self.server.url("/loop")), delegate: delegate)

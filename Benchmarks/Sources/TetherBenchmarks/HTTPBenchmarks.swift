@@ -38,13 +38,22 @@ enum HTTPBenchmarks {
         )
         configuration.connectionPool.retryConnectionEstablishment = false
         let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+        var readTimeoutConfiguration = configuration
+        readTimeoutConfiguration.timeout = .init(connect: .seconds(60), read: .seconds(60))
+        let readTimeoutClient = HTTPClient(
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+            configuration: readTimeoutConfiguration
+        )
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.urlCache = nil
         let session = URLSession(configuration: sessionConfiguration)
         let queue = OperationQueue()
+        let serialQueue = OperationQueue()
+        serialQueue.maxConcurrentOperationCount = 1
 
         // One request each before the rounds: connections and Tether's lazily created engine exist when timing starts.
         try check(try await rawGet(client, small), 1024)
+        try check(try await rawGet(readTimeoutClient, small), 1024)
         try check(try await delegateLoad(small, queue: queue, sink: .collect), 1024)
         try check(try await URLConnection.data(for: URLRequest(url: small)).0.count, 1024)
         try check(try await sessionGet(session, small), 1024)
@@ -58,9 +67,25 @@ enum HTTPBenchmarks {
                 times.variant("raw AsyncHTTPClient") {
                     for _ in 0..<gets { try check(try await rawGet(client, small), 1024) }
                 },
+                // Diagnostics: what `data(for:)` must do beyond raw AHC whatever its implementation. Its engine has an
+                // idle-read timeout (NSURLConnection's `timeoutInterval`), and it returns Foundation's
+                // `HTTPURLResponse`, whose initialiser canonicalises every header name.
+                times.variant("raw AsyncHTTPClient, read timeout") {
+                    for _ in 0..<gets { try check(try await rawGet(readTimeoutClient, small), 1024) }
+                },
+                times.variant("raw AsyncHTTPClient, read timeout, HTTPURLResponse") {
+                    for _ in 0..<gets { try check(try await rawGetResponse(readTimeoutClient, small), 1024) }
+                },
                 // Diagnostic: the same requests, each in a task of its own that the caller awaits, as HTTPLoad does.
                 times.variant("raw AsyncHTTPClient, a Task per request") {
                     for _ in 0..<gets { try check(try await Task { try await rawGet(client, small) }.value, 1024) }
+                },
+                // Diagnostic: the least that NSURLConnection's contract costs on top of raw AHC. Its canonical
+                // `willSend` runs on the delegate queue before the request goes out, and the response, data and
+                // finish run there too: one queue operation each way, the request made from the first with AHC's
+                // future API (no task), the whole body delivered in the second.
+                times.variant("raw AsyncHTTPClient, with the delegate queue's two hops") {
+                    for _ in 0..<gets { try check(try await rawGetThroughQueue(client, small, queue: queue), 1024) }
                 },
                 times.variant("URLConnection delegate (queue)") {
                     for _ in 0..<gets { try check(try await delegateLoad(small, queue: queue, sink: .collect), 1024) }
@@ -76,6 +101,9 @@ enum HTTPBenchmarks {
             ],
             baselines: [
                 "raw AsyncHTTPClient, a Task per request": "raw AsyncHTTPClient",
+                "raw AsyncHTTPClient, with the delegate queue's two hops": "raw AsyncHTTPClient",
+                "raw AsyncHTTPClient, read timeout": "raw AsyncHTTPClient",
+                "raw AsyncHTTPClient, read timeout, HTTPURLResponse": "raw AsyncHTTPClient",
                 "URLConnection delegate (queue)": "raw AsyncHTTPClient",
                 "URLConnection data(for:)": "raw AsyncHTTPClient",
                 "URLSession dataTask": "raw AsyncHTTPClient",
@@ -100,6 +128,12 @@ enum HTTPBenchmarks {
                 downloads.variant("raw AsyncHTTPClient, counting") {
                     try check(try await rawDownload(client, big, to: nil), bigBytes)
                 },
+                // Diagnostic: the least that delivering chunks on a delegate queue costs. Raw AHC's stream, each
+                // chunk handed to the queue as `Data` (no copy, as URLConnection does) without any flow control,
+                // and the count read there once the last operation ran.
+                downloads.variant("raw AsyncHTTPClient, counting on the delegate queue") {
+                    try check(try await rawDownloadCountingOnQueue(client, big, queue: serialQueue), bigBytes)
+                },
                 downloads.variant("raw AsyncHTTPClient → file") {
                     try check(try await rawDownload(client, big, to: file), bigBytes)
                 },
@@ -119,6 +153,7 @@ enum HTTPBenchmarks {
                 },
             ],
             baselines: [
+                "raw AsyncHTTPClient, counting on the delegate queue": "raw AsyncHTTPClient, counting",
                 "URLConnection delegate, counting": "raw AsyncHTTPClient, counting",
                 "URLConnection delegate → file": "raw AsyncHTTPClient → file",
                 "URLConnection download(_:to:)": "raw AsyncHTTPClient → file",
@@ -156,6 +191,58 @@ enum HTTPBenchmarks {
         let response = try await client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(60))
         guard response.status == .ok else { throw BenchmarkError(description: "HTTP \(response.status)") }
         return try await response.body.collect(upTo: 1 << 20).readableBytes
+    }
+
+    /// `rawGet`, then the `HTTPURLResponse` that a Foundation-shaped API hands back (headers joined as Tether does).
+    static func rawGetResponse(_ client: HTTPClient, _ url: URL) async throws -> Int {
+        let response = try await client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(60))
+        guard response.status == .ok else { throw BenchmarkError(description: "HTTP \(response.status)") }
+        var fields: [String: String] = [:]
+        for (name, value) in response.headers { fields[name] = fields[name].map { $0 + ", " + value } ?? value }
+        let body = try await response.body.collect(upTo: 1 << 20)
+        let foundationResponse = HTTPURLResponse(
+            url: url,
+            statusCode: Int(response.status.code),
+            httpVersion: "HTTP/1.1",
+            headerFields: fields
+        )
+        guard foundationResponse?.statusCode == 200 else { throw BenchmarkError(description: "no response") }
+        return Data(body.readableBytesView).count
+    }
+
+    static func rawGetThroughQueue(_ client: HTTPClient, _ url: URL, queue: OperationQueue) async throws -> Int {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.addOperation {
+                client.execute(request: try! HTTPClient.Request(url: url.absoluteString)).whenComplete { result in
+                    queue.addOperation {
+                        switch result {
+                        case .success(let response) where response.status == .ok:
+                            continuation.resume(returning: response.body?.readableBytes ?? 0)
+                        case .success(let response):
+                            continuation.resume(throwing: BenchmarkError(description: "HTTP \(response.status)"))
+                        case .failure(let error):
+                            continuation.resume(throwing: error)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    static func rawDownloadCountingOnQueue(_ client: HTTPClient, _ url: URL, queue: OperationQueue) async throws
+        -> Int
+    {
+        let response = try await client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(600))
+        guard response.status == .ok else { throw BenchmarkError(description: "HTTP \(response.status)") }
+        final class Counter: @unchecked Sendable { var count = 0 }
+        let counter = Counter()
+        for try await chunk in response.body {
+            let data = chunk.getData(at: chunk.readerIndex, length: chunk.readableBytes, byteTransferStrategy: .noCopy)!
+            queue.addOperation { counter.count += data.count }
+        }
+        return await withCheckedContinuation { continuation in
+            queue.addOperation { continuation.resume(returning: counter.count) }
+        }
     }
 
     /// Streams the body without keeping it: counts it, or writes it to a temporary file that is synced and renamed

@@ -53,12 +53,13 @@ func runSuite(
     var peaks: [String: Int] = [:]
     var perRound: [String: [Double]] = [:]
     // TETHER_BENCH_VARIANT=<name prefix> runs the variants whose names start so (for profiling them);
-    // TETHER_BENCH_VARIANT==<name> runs the one variant of that exact name.
-    let chosen = ProcessInfo.processInfo.environment["TETHER_BENCH_VARIANT"]
+    // TETHER_BENCH_VARIANT==<name> runs the one variant of that exact name; several choices are separated by "|".
+    let choices = ProcessInfo.processInfo.environment["TETHER_BENCH_VARIANT"]?.split(separator: "|")
     let variants = variants.filter { variant in
-        guard let chosen else { return true }
-        if chosen.hasPrefix("=") { return variant.name == chosen.dropFirst() }
-        return variant.name.hasPrefix(chosen)
+        guard let choices else { return true }
+        return choices.contains { chosen in
+            chosen.hasPrefix("=") ? variant.name == chosen.dropFirst() : variant.name.hasPrefix(chosen)
+        }
     }
     for round in 1...rounds {
         for variant in variants {

@@ -7,6 +7,8 @@ import FoundationNetworking
 /// RFC 9111 rules for a private cache: what may be stored, freshness, age and when to revalidate.
 enum CacheRules {
     static let storableStatuses: Set<Int> = [200, 203, 204, 300, 301, 404, 405, 410, 414, 501]
+    /// The headers that can make a response storable (with a `max-age` directive, a date, or a validator).
+    static let freshnessHeaderNames = ["Cache-Control", "Expires", "ETag", "Last-Modified"]
 
     /// Parses `Cache-Control` into lowercased directive names and their (unquoted) values.
     static func directives(_ value: String?) -> [String: String] {
@@ -28,6 +30,13 @@ enum CacheRules {
     static func isStorable(request: URLRequest, statusCode: Int, headers: [String: String]) -> Bool {
         guard (request.httpMethod ?? "GET").uppercased() == "GET" else { return false }
         guard self.storableStatuses.contains(statusCode) else { return false }
+        // Storing needs max-age, Expires or a validator: a response with none of their headers (the common case)
+        // is decided in one pass over its names, without parsing any directive.
+        guard
+            headers.keys.contains(where: { name in
+                self.freshnessHeaderNames.contains { HeaderLookup.namesMatch(name, $0) }
+            })
+        else { return false }
         let requestDirectives = self.directives(request.value(forHTTPHeaderField: "Cache-Control"))
         let responseDirectives = self.directives(HeaderLookup.value("Cache-Control", in: headers))
         if requestDirectives["no-store"] != nil || responseDirectives["no-store"] != nil { return false }

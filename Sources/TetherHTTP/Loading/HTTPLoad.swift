@@ -171,7 +171,11 @@ final class HTTPLoad: Sendable {
     /// True when `string` already has a lowercase scheme and host and a path (`http://host[:port]/...`): the
     /// common case skips a parse with `URLComponents`. Anything else (user info, uppercase, no path) is left to it.
     static func isCanonical(_ string: String) -> Bool {
-        let bytes = Array(string.utf8.prefix(2048))
+        var string = string
+        return string.withUTF8 { Self.isCanonical(bytes: UnsafeBufferPointer(rebasing: $0.prefix(2048))) }
+    }
+
+    private static func isCanonical(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var index = 0
         // Scheme: lowercase letters up to "://".
         while index < bytes.count, bytes[index] >= 0x61, bytes[index] <= 0x7A { index += 1 }
@@ -267,9 +271,14 @@ final class HTTPLoad: Sendable {
         var redirects = 0
         var auth = AuthenticationState()
         var bodySends = 0
+        // `run` checked the first request; a redirect's target is checked when it becomes current.
+        var isChecked = true
         while true {
             guard let url = current.url else { throw URLError.tether(.badURL, url: nil) }
-            guard URLConnection.canHandle(current) else { throw URLError.tether(.unsupportedURL, url: url) }
+            if !isChecked {
+                guard URLConnection.canHandle(current) else { throw URLError.tether(.unsupportedURL, url: url) }
+                isChecked = true
+            }
             if let code = self.cancelCode { throw URLError.tether(code, url: url) }
             let method = (current.httpMethod ?? "GET").uppercased()
 
@@ -368,11 +377,13 @@ final class HTTPLoad: Sendable {
                         auth.forgetActiveCredential()
                     }
                     current = decided
+                    isChecked = false
                     self.setCurrent(current)
                     continue
                 }
                 try await self.deliverFinal(
                     response,
+                    headerFields: headerFields,
                     request: current,
                     requestDate: requestDate,
                     revalidating: stored,
@@ -417,6 +428,7 @@ final class HTTPLoad: Sendable {
 
             try await self.deliverFinal(
                 response,
+                headerFields: headerFields,
                 request: current,
                 requestDate: requestDate,
                 revalidating: stored,
@@ -429,6 +441,7 @@ final class HTTPLoad: Sendable {
     /// Streams the final response to the observer and stores it in the cache when the rules allow.
     private func deliverFinal(
         _ response: HTTPClientResponse,
+        headerFields: [String: String],
         request: URLRequest,
         requestDate: Date,
         revalidating stored: CacheEntry?,
@@ -436,7 +449,6 @@ final class HTTPLoad: Sendable {
     ) async throws {
         guard let url = request.url else { return }
         let status = Int(response.status.code)
-        let headerFields = Self.headerDictionary(response.headers)
         let encoding = response.headers.first(name: "Content-Encoding")?.lowercased() ?? ""
         let decompressed =
             self.configuration.decompressesResponses && ["gzip", "x-gzip", "deflate"].contains(encoding)
