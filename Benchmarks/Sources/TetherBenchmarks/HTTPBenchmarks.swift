@@ -229,7 +229,11 @@ enum HTTPBenchmarks {
         }
     }
 
-    static func rawDownloadCountingOnQueue(_ client: HTTPClient, _ url: URL, queue: OperationQueue) async throws
+    static func rawDownloadCountingOnQueue(
+        _ client: HTTPClient,
+        _ url: URL,
+        queue: OperationQueue
+    ) async throws
         -> Int
     {
         let response = try await client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(600))
