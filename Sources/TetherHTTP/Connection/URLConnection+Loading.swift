@@ -149,7 +149,10 @@ final class OutcomePromise: Sendable {
     }
 
     func value() async -> LoadOutcome {
-        await withCheckedContinuation { continuation in
+        // A load run inline has ended by now: taking its outcome without a continuation saves the task a trip
+        // through its executor.
+        if let ready = self.state.withLock({ $0.outcome }) { return ready }
+        return await withCheckedContinuation { continuation in
             let ready = self.state.withLock { state -> LoadOutcome? in
                 if let outcome = state.outcome { return outcome }
                 state.waiter = continuation

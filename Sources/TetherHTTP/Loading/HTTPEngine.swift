@@ -29,6 +29,7 @@ enum HTTPEngine {
     }
 
     private static let clients = NSLockedBox<[Key: HTTPClient]>([:])
+    private static let lastFound = NSLockedBox<(Key, HTTPClient)?>(nil)
 
     /// The engine for these settings. With `idleTimeout`, an engine whose connect and idle-read timeouts are that
     /// long (what NSURLConnection's `timeoutInterval` means), for loads that run without a watchdog; nil when
@@ -45,7 +46,9 @@ enum HTTPEngine {
             decompresses: decompresses,
             idleTimeout: idleTimeout?.nanoseconds
         )
-        return self.clients.withLock { clients in
+        // Loads ask for the same engine again and again: the last one found is compared before hashing a key.
+        if let (lastKey, client) = self.lastFound.withLock({ $0 }), lastKey == key { return client }
+        let found: HTTPClient? = self.clients.withLock { clients in
             if let client = clients[key] { return client }
             if idleTimeout != nil, clients.keys.count(where: { $0.idleTimeout != nil }) >= Self.maximumTimeoutEngines {
                 return nil
@@ -63,5 +66,7 @@ enum HTTPEngine {
             clients[key] = client
             return client
         }
+        if let found { self.lastFound.withLock { $0 = (key, found) } }
+        return found
     }
 }

@@ -20,14 +20,15 @@ final class HTTPLoad: Sendable {
         var currentRequest: URLRequest
         var sender: ChallengeSender?
         var isStarted = false
+        /// Set for a load run in its caller's task (``runInline()``): the engine's own timeouts replace the
+        /// watchdog.
+        var inlineEngine: HTTPClient?
     }
 
     let configuration: URLConnection.Configuration
     let observer: any LoadObserver
     let state: NSLockedBox<State>
     private let originalRequest: URLRequest
-    /// Set for a load run in its caller's task (``runInline()``): the engine's own timeouts replace the watchdog.
-    private let inlineEngine: NSLockedBox<HTTPClient?> = NSLockedBox(nil)
 
     init(request: URLRequest, configuration: URLConnection.Configuration, observer: any LoadObserver) {
         self.originalRequest = request
@@ -81,7 +82,7 @@ final class HTTPLoad: Sendable {
                 idleTimeout: .nanoseconds(Int64(min(interval, 365 * 86_400) * 1e9))
             )
         else { return false }
-        self.inlineEngine.withLock { $0 = client }
+        self.state.withLock { $0.inlineEngine = client }
         return true
     }
 
@@ -124,7 +125,7 @@ final class HTTPLoad: Sendable {
     }
 
     private func run(canonical request: URLRequest) async {
-        let isInline = self.inlineEngine.withLock { $0 != nil }
+        let isInline = self.state.withLock { $0.inlineEngine != nil }
         let watchdog =
             isInline
             ? nil
@@ -257,7 +258,7 @@ final class HTTPLoad: Sendable {
     )
         async throws
     {
-        let inline = self.inlineEngine.withLock { $0 }
+        let inline = self.state.withLock { $0.inlineEngine }
         guard
             let client = inline
                 ?? HTTPEngine.client(
