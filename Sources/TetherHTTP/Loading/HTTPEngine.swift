@@ -29,7 +29,24 @@ enum HTTPEngine {
     }
 
     private static let clients = NSLockedBox<[Key: HTTPClient]>([:])
-    private static let lastFound = NSLockedBox<(Key, HTTPClient)?>(nil)
+    /// The engines without TLS settings (the common case), found without building or hashing a TLS key.
+    private static let plainClients = NSLockedBox<[PlainKey: HTTPClient]>([:])
+
+    private struct PlainKey: Hashable {
+        var group: ObjectIdentifier
+        var decompresses: Bool
+        var idleTimeout: Int64?
+
+        init(group: ObjectIdentifier, decompresses: Bool, idleTimeout: Int64?) {
+            self.group = group
+            self.decompresses = decompresses
+            self.idleTimeout = idleTimeout
+        }
+
+        init(_ key: Key) {
+            self.init(group: key.group, decompresses: key.decompresses, idleTimeout: key.idleTimeout)
+        }
+    }
 
     /// The engine for these settings. With `idleTimeout`, an engine whose connect and idle-read timeouts are that
     /// long (what NSURLConnection's `timeoutInterval` means), for loads that run without a watchdog; nil when
@@ -40,14 +57,20 @@ enum HTTPEngine {
         decompresses: Bool,
         idleTimeout: TimeAmount? = nil
     ) -> HTTPClient? {
+        if case .none = tlsConfiguration {
+            let plain = PlainKey(
+                group: ObjectIdentifier(eventLoopGroup as AnyObject),
+                decompresses: decompresses,
+                idleTimeout: idleTimeout?.nanoseconds
+            )
+            if let client = self.plainClients.withLock({ $0[plain] }) { return client }
+        }
         let key = Key(
             group: ObjectIdentifier(eventLoopGroup as AnyObject),
             tls: tlsConfiguration.map(TLSKey.init),
             decompresses: decompresses,
             idleTimeout: idleTimeout?.nanoseconds
         )
-        // Loads ask for the same engine again and again: the last one found is compared before hashing a key.
-        if let (lastKey, client) = self.lastFound.withLock({ $0 }), lastKey == key { return client }
         let found: HTTPClient? = self.clients.withLock { clients in
             if let client = clients[key] { return client }
             if idleTimeout != nil, clients.keys.count(where: { $0.idleTimeout != nil }) >= Self.maximumTimeoutEngines {
@@ -66,7 +89,9 @@ enum HTTPEngine {
             clients[key] = client
             return client
         }
-        if let found { self.lastFound.withLock { $0 = (key, found) } }
+        if let found, case .none = tlsConfiguration {
+            self.plainClients.withLock { $0[PlainKey(key)] = found }
+        }
         return found
     }
 }
