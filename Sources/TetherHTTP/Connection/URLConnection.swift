@@ -22,6 +22,8 @@ public import FoundationNetworking
 public final class URLConnection: Sendable {
     private struct State {
         var delegate: (any URLConnectionDelegate)?
+        /// The same delegate as a data delegate, cast once (nil when it is not one, and once it is released).
+        var dataDelegate: (any URLConnectionDataDelegate)?
         var isStarted = false
         var isCancelled = false
         var isTerminated = false
@@ -59,7 +61,9 @@ public final class URLConnection: Sendable {
         self.originalRequest = request
         self.configuration = configuration
         self.creationRunLoop = UncheckedBox(RunLoop.current)
-        self.state = NSLockedBox(State(delegate: delegate, currentRequest: request))
+        let dataDelegate = delegate as? any URLConnectionDataDelegate
+        self.hasDataDelegate = dataDelegate != nil
+        self.state = NSLockedBox(State(delegate: delegate, dataDelegate: dataDelegate, currentRequest: request))
         if startImmediately { self.start() }
     }
 
@@ -128,6 +132,7 @@ public final class URLConnection: Sendable {
             if let load = state.load { state.currentRequest = load.currentRequest }
             defer {
                 state.delegate = nil
+                state.dataDelegate = nil
                 state.load = nil
                 state.delivery = nil
             }
@@ -217,7 +222,23 @@ public final class URLConnection: Sendable {
     private var delivery: DelegateDelivery? { self.state.withLock { $0.delivery } }
 
     /// Whether the delegate takes data callbacks; the others are skipped without a trip to the delivery target.
-    private var hasDataDelegate: Bool { self.state.withLock { $0.delegate is any URLConnectionDataDelegate } }
+    private let hasDataDelegate: Bool
+
+    /// Posts `body` with the data delegate to the delivery target without waiting; `always` runs even when the
+    /// delivery closed.
+    private func postData(
+        _ body: @escaping (any URLConnectionDataDelegate) -> Void,
+        always: (() -> Void)? = nil
+    ) {
+        guard let delivery = self.delivery else {
+            always?()
+            return
+        }
+        delivery.submit { isLive in
+            if isLive, let delegate = self.state.withLock({ $0.dataDelegate }) { body(delegate) }
+            always?()
+        }
+    }
 
     /// Runs `body` with the delegate on the delivery target and waits for its result.
     private func call<Result>(
@@ -259,6 +280,7 @@ public final class URLConnection: Sendable {
             state.isTerminated = true
             if let load = state.load { state.currentRequest = load.currentRequest }
             state.delegate = nil
+            state.dataDelegate = nil
             state.load = nil
             defer { state.delivery = nil }
             return state.delivery
@@ -310,8 +332,8 @@ extension URLConnection: LoadObserver {
 
     func loadDidSendBodyData(bytesWritten: Int, totalBytesWritten: Int, totalBytesExpectedToWrite: Int) {
         guard self.hasDataDelegate else { return }
-        self.post { delegate in
-            (delegate as? any URLConnectionDataDelegate)?.connection(
+        self.postData { delegate in
+            delegate.connection(
                 self,
                 didSendBodyData: bytesWritten,
                 totalBytesWritten: totalBytesWritten,
@@ -323,9 +345,7 @@ extension URLConnection: LoadObserver {
     func loadDidReceive(_ response: HTTPURLResponse) async throws {
         guard self.hasDataDelegate else { return }
         let box = UncheckedBox(response)
-        self.post { delegate in
-            (delegate as? any URLConnectionDataDelegate)?.connection(self, didReceive: box.value)
-        }
+        self.postData { delegate in delegate.connection(self, didReceive: box.value) }
     }
 
     func loadDidReceive(_ data: ByteBuffer) async throws {
@@ -339,8 +359,8 @@ extension URLConnection: LoadObserver {
             byteTransferStrategy: count >= 4096 ? .noCopy : .copy
         )!
         await self.window.reserve(count)
-        self.post(
-            { delegate in (delegate as? any URLConnectionDataDelegate)?.connection(self, didReceive: bytes) },
+        self.postData(
+            { delegate in delegate.connection(self, didReceive: bytes) },
             always: { self.window.release(count) }
         )
     }
@@ -377,17 +397,30 @@ extension URLConnectionDelegate {
 }
 
 /// Bounds the body bytes handed to the delivery target but not yet consumed by the delegate.
+///
+/// A load waits while ``limit`` bytes or more are outstanding, and resumes once fewer than ``resumeBelow`` are: with
+/// a delegate slower than the network, the load then adds several chunks per wake-up instead of one chunk per chunk
+/// consumed (each wake-up is a thread hop).
 final class FlowWindow: Sendable {
     private struct State {
         var outstanding = 0
         var waiter: CheckedContinuation<Void, Never>?
+        /// The bytes of the waiting load's chunk, counted in `outstanding` already.
+        var waiterCount = 0
         var isClosed = false
     }
 
-    private let limit: Int
+    let limit: Int
+    let resumeBelow: Int
     private let state = NSLockedBox(State())
 
-    init(limit: Int) { self.limit = limit }
+    init(limit: Int, resumeBelow: Int? = nil) {
+        self.limit = limit
+        self.resumeBelow = resumeBelow ?? limit / 2
+    }
+
+    /// Bytes handed over and not yet released.
+    var outstanding: Int { self.state.withLock { $0.outstanding } }
 
     /// Adds `count` bytes, first waiting while the window is full (no suspension while it is not).
     func reserve(_ count: Int) async {
@@ -400,8 +433,9 @@ final class FlowWindow: Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let mustWait = self.state.withLock { state -> Bool in
                 state.outstanding += count
-                if state.isClosed || state.outstanding - count < self.limit { return false }
+                if state.isClosed || state.outstanding - count < self.resumeBelow { return false }
                 state.waiter = continuation
+                state.waiterCount = count
                 return true
             }
             if !mustWait { continuation.resume() }
@@ -411,8 +445,11 @@ final class FlowWindow: Sendable {
     func release(_ count: Int) {
         let waiter = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
             state.outstanding -= count
-            guard state.outstanding < self.limit else { return nil }
-            defer { state.waiter = nil }
+            guard state.waiter != nil, state.outstanding - state.waiterCount < self.resumeBelow else { return nil }
+            defer {
+                state.waiter = nil
+                state.waiterCount = 0
+            }
             return state.waiter
         }
         waiter?.resume()
