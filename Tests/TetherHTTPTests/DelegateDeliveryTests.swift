@@ -56,4 +56,72 @@ struct DelegateDeliveryTests {
         queue.waitUntilAllOperationsAreFinished()
         #expect(log.withLock { $0 } == ["dead"])
     }
+
+    @Test func deferredCallsWaitForAFlushAndThenRunInOneOperation() {
+        let queue = OperationQueue()
+        queue.isSuspended = true
+        let delivery = DelegateDelivery(target: .queue(queue))
+        let log = NSLockedBox<[String]>([])
+        for name in ["response", "data", "finish"] {
+            delivery.submit(deferred: true) { isLive in log.withLock { $0.append(isLive ? name : "dead") } }
+        }
+        // Nothing was handed to the queue yet.
+        #expect(queue.operationCount == 0)
+        delivery.flush()
+        #expect(queue.operationCount == 1)
+        // A flush while that batch waits adds no operation: the batch takes what is queued behind it.
+        delivery.submit(deferred: true) { isLive in log.withLock { $0.append(isLive ? "late" : "dead") } }
+        delivery.flush()
+        #expect(queue.operationCount == 1)
+        queue.isSuspended = false
+        queue.waitUntilAllOperationsAreFinished()
+        #expect(log.withLock { $0 } == ["response", "data", "finish", "late"])
+    }
+
+    @Test func aCallSubmittedAtOnceCarriesTheDeferredOnesBeforeIt() {
+        let queue = OperationQueue()
+        queue.isSuspended = true
+        let delivery = DelegateDelivery(target: .queue(queue))
+        let log = NSLockedBox<[String]>([])
+        delivery.submit(deferred: true) { _ in log.withLock { $0.append("deferred") } }
+        delivery.submit { _ in log.withLock { $0.append("at once") } }
+        #expect(queue.operationCount == 1)
+        queue.isSuspended = false
+        queue.waitUntilAllOperationsAreFinished()
+        #expect(log.withLock { $0 } == ["deferred", "at once"])
+    }
+
+    @Test func aLoadTaskOnAFlushingExecutorHandsOverItsCallsWhenItSuspends() async throws {
+        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) else { return }
+        let queue = OperationQueue()
+        let delivery = DelegateDelivery(target: .queue(queue))
+        let executor = FlushingExecutor { delivery.flush() }
+        let ran = DispatchSemaphore(value: 0)
+        let log = NSLockedBox<[String]>([])
+        // The task never flushes: only the executor's hook after each job can hand the calls over.
+        let task = Task(executorPreference: executor) {
+            delivery.submit(deferred: true) { _ in log.withLock { $0.append("before suspending") } }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                DispatchQueue.global().async {
+                    // Suspended: the first call reaches the queue although nothing else was submitted.
+                    ran.wait()
+                    continuation.resume()
+                }
+            }
+            delivery.submit(deferred: true) { _ in
+                log.withLock { $0.append("at the end") }
+                ran.signal()
+            }
+        }
+        // Wait (bounded) for the first call: only the hook can have posted it.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while log.withLock({ $0.isEmpty }), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(log.withLock { $0 } == ["before suspending"])
+        ran.signal()
+        await task.value
+        #expect(ran.wait(timeout: .now() + 10) == .success)
+        #expect(log.withLock { $0 } == ["before suspending", "at the end"])
+    }
 }

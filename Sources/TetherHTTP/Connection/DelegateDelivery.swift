@@ -39,17 +39,27 @@ final class DelegateDelivery {
     }
 
     /// Queues `body`; it runs on the target with `isLive == true`, or with `false` if the delivery closed first.
-    func submit(_ body: @escaping (_ isLive: Bool) -> Void) {
+    ///
+    /// - Parameter deferred: When true, `body` waits for the next ``flush()`` (or for a call submitted after it)
+    ///   before the target is asked to run anything: calls produced in a row then reach the target in one
+    ///   operation. The producer must flush before it waits for anything.
+    func submit(deferred: Bool = false, _ body: @escaping (_ isLive: Bool) -> Void) {
         let entry = Entry(body)
         let (wasClosed, toPost): (Bool, Entry?) = self.lock.withLock {
             if self.isClosed { return (true, nil) }
             self.pending.append(entry)
-            return (false, self.nextLocked())
+            return (false, deferred ? nil : self.nextLocked())
         }
         if wasClosed {
             if entry.claim() { entry.body(false) }
             return
         }
+        if let toPost { self.post(toPost) }
+    }
+
+    /// Hands deferred calls to the target (nothing to do when a batch is already running: it takes them).
+    func flush() {
+        let toPost: Entry? = self.lock.withLock { self.isClosed ? nil : self.nextLocked() }
         if let toPost { self.post(toPost) }
     }
 

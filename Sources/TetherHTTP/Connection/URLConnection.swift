@@ -24,6 +24,8 @@ public final class URLConnection: Sendable {
         var delegate: (any URLConnectionDelegate)?
         /// The same delegate as a data delegate, cast once (nil when it is not one, and once it is released).
         var dataDelegate: (any URLConnectionDataDelegate)?
+        /// The load's task runs on a ``FlushingExecutor``: its response, data and end are submitted deferred.
+        var defersDelivery = false
         var isStarted = false
         var isCancelled = false
         var isTerminated = false
@@ -94,8 +96,14 @@ public final class URLConnection: Sendable {
             } else {
                 target = .runLoops([(self.creationRunLoop.value, .default)])
             }
-            state.delivery = DelegateDelivery(target: target)
+            let delivery = DelegateDelivery(target: target)
+            state.delivery = delivery
             let load = HTTPLoad(request: self.originalRequest, configuration: self.configuration, observer: self)
+            if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
+                // The calls the load produces in one go (response, data, finish) reach the target together.
+                load.prefer(executor: FlushingExecutor { delivery.flush() })
+                state.defersDelivery = true
+            }
             state.load = load
             return load
         }
@@ -225,16 +233,18 @@ public final class URLConnection: Sendable {
     private let hasDataDelegate: Bool
 
     /// Posts `body` with the data delegate to the delivery target without waiting; `always` runs even when the
-    /// delivery closed.
+    /// delivery closed. `deferrable`: the call comes from the load's task, so it may wait for the task's next flush.
     private func postData(
+        deferrable: Bool = true,
         _ body: @escaping (any URLConnectionDataDelegate) -> Void,
         always: (() -> Void)? = nil
     ) {
-        guard let delivery = self.delivery else {
+        let (delivery, deferred) = self.state.withLock { ($0.delivery, deferrable && $0.defersDelivery) }
+        guard let delivery else {
             always?()
             return
         }
-        delivery.submit { isLive in
+        delivery.submit(deferred: deferred) { isLive in
             if isLive, let delegate = self.state.withLock({ $0.dataDelegate }) { body(delegate) }
             always?()
         }
@@ -262,13 +272,15 @@ public final class URLConnection: Sendable {
         return result.value
     }
 
-    /// Posts `body` to the delivery target without waiting; `always` runs even when the delivery closed.
+    /// Posts `body` to the delivery target without waiting (deferred to the load's next flush when its task runs
+    /// on a ``FlushingExecutor``); `always` runs even when the delivery closed.
     private func post(_ body: @escaping (any URLConnectionDelegate) -> Void, always: (() -> Void)? = nil) {
-        guard let delivery = self.delivery else {
+        let (delivery, deferred) = self.state.withLock { ($0.delivery, $0.defersDelivery) }
+        guard let delivery else {
             always?()
             return
         }
-        delivery.submit { isLive in
+        delivery.submit(deferred: deferred) { isLive in
             if isLive, let delegate = self.delegate { body(delegate) }
             always?()
         }
@@ -332,7 +344,8 @@ extension URLConnection: LoadObserver {
 
     func loadDidSendBodyData(bytesWritten: Int, totalBytesWritten: Int, totalBytesExpectedToWrite: Int) {
         guard self.hasDataDelegate else { return }
-        self.postData { delegate in
+        // Upload progress may be reported from the engine's threads, outside the load's task: never deferred.
+        self.postData(deferrable: false) { delegate in
             delegate.connection(
                 self,
                 didSendBodyData: bytesWritten,

@@ -23,6 +23,8 @@ final class HTTPLoad: Sendable {
         /// Set for a load run in its caller's task (``runInline()``): the engine's own timeouts replace the
         /// watchdog.
         var inlineEngine: HTTPClient?
+        /// A ``FlushingExecutor`` for the load's task (the delegate face), when the platform has task executors.
+        var preferredExecutor: (any Sendable)?
     }
 
     let configuration: URLConnection.Configuration
@@ -60,12 +62,23 @@ final class HTTPLoad: Sendable {
             return true
         }
         guard shouldStart else { return }
-        let task = Task { await body() }
+        let preferred = self.state.withLock { $0.preferredExecutor }
+        let task: Task<Void, Never>
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *), let executor = preferred as? FlushingExecutor {
+            task = Task(executorPreference: executor) { await body() }
+        } else {
+            task = Task { await body() }
+        }
         let cancelled = self.state.withLock { state -> Bool in
             state.task = task
             return state.cancelCode != nil
         }
         if cancelled { task.cancel() }
+    }
+
+    /// Runs the load's task on `executor` (a ``FlushingExecutor``); call before starting.
+    func prefer(executor: any Sendable) {
+        self.state.withLock { $0.preferredExecutor = executor }
     }
 
     /// Prepares a load to run in the caller's task, saving the hops to a task of its own and back: possible for a

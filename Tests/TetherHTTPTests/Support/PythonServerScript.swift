@@ -214,9 +214,14 @@ let pythonServerScript = #"""
         finally:
             os._exit(0)
 
+    class Server(ThreadingHTTPServer):
+        # The default listen backlog (5) overflows when the parallel tests open connections at once: the kernel then
+        # drops SYNs, and the client's retransmission a second later outlasts the tests' half-second timeouts.
+        request_queue_size = 512
+        daemon_threads = True
+
     if __name__ == "__main__":
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
+        server = Server(("127.0.0.1", 0), Handler)
         server.handle_error = lambda request, address: None
         if len(sys.argv) == 3:
             context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)

@@ -63,9 +63,28 @@ final class TestServer: @unchecked Sendable {
 
 /// A port on 127.0.0.1 where nothing listens (bound, then closed).
 func closedPort() throws -> Int {
-    let channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-        .bind(host: "127.0.0.1", port: 0).wait()
-    let port = channel.localAddress!.port!
-    try channel.close().wait()
-    return port
+    // The port stays bound (without a listener) for the rest of the run: connecting to it is refused, and no other
+    // test's listener or client can take it meanwhile (a port bound and then closed could be reused at once).
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw POSIXError(.EMFILE) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+            bind(fd, socketAddress, length) == 0 && getsockname(fd, socketAddress, &length) == 0
+        }
+    }
+    guard bound else {
+        close(fd)
+        throw POSIXError(.EADDRNOTAVAIL)
+    }
+    reservedPortsLock.withLock { reservedPorts.append(fd) }
+    return Int(UInt16(bigEndian: address.sin_port))
 }
+
+/// The descriptors that hold ``closedPort()``'s ports, open until the process exits.
+nonisolated(unsafe) private var reservedPorts: [Int32] = []
+private let reservedPortsLock = NSLock()
