@@ -55,7 +55,14 @@ struct TLSIdentity {
 enum TLSBenchmarks {
     static let group = MultiThreadedEventLoopGroup.singleton
 
-    static func rawUpload(port: Int, total: Int, context: NIOSSLContext) async throws {
+    /// The raw upload behind NIOSSL: ``TLSUploadHandler`` writes on writability; with `refilledFromQueue`,
+    /// ``TLSQueueRefillHandler`` takes each next write from a dispatch queue (the floor of queue delivery).
+    static func rawUpload(
+        port: Int,
+        total: Int,
+        context: NIOSSLContext,
+        refilledFromQueue: Bool = false
+    ) async throws {
         let done = group.next().makePromise(of: Void.self)
         _ = try await ClientBootstrap(group: group)
             .channelInitializer { channel in
@@ -63,24 +70,11 @@ enum TLSBenchmarks {
                     try channel.pipeline.syncOperations.addHandler(
                         try NIOSSLClientHandler(context: context, serverHostname: "localhost")
                     )
-                    try channel.pipeline.syncOperations.addHandler(TLSUploadHandler(total: total, done: done))
-                }
-            }
-            .connect(host: "127.0.0.1", port: port).get()
-        try await done.futureResult.get()
-    }
-
-    static func rawQueueUpload(port: Int, total: Int, context: NIOSSLContext) async throws {
-        let done = group.next().makePromise(of: Void.self)
-        _ = try await ClientBootstrap(group: group)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(
-                        try NIOSSLClientHandler(context: context, serverHostname: "localhost")
-                    )
-                    try channel.pipeline.syncOperations.addHandler(
-                        TLSQueueRefillHandler(total: total, done: done)
-                    )
+                    let uploader: any ChannelHandler =
+                        refilledFromQueue
+                        ? TLSQueueRefillHandler(total: total, done: done)
+                        : TLSUploadHandler(total: total, done: done)
+                    try channel.pipeline.syncOperations.addHandler(uploader)
                 }
             }
             .connect(host: "127.0.0.1", port: port).get()

@@ -244,10 +244,11 @@ if only == nil || only?.hasPrefix("tls") == true {
                 // hops to a serial DispatchQueue, which copies the next `Data` chunk into a ByteBuffer and hands it
                 // back to the event loop: the third thread that a delegate queue adds, without Tether.
                 Variant(name: "NIOSSL handlers, refilled from a queue") {
-                    try await TLSBenchmarks.rawQueueUpload(
+                    try await TLSBenchmarks.rawUpload(
                         port: sink.port,
                         total: bulkBytes,
-                        context: identity.clientContext
+                        context: identity.clientContext,
+                        refilledFromQueue: true
                     )
                 },
                 Variant(name: "Tether async face") {
