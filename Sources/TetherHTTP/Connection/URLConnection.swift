@@ -239,14 +239,8 @@ public final class URLConnection: Sendable {
         _ body: @escaping (any URLConnectionDataDelegate) -> Void,
         always: (() -> Void)? = nil
     ) {
-        let (delivery, deferred) = self.state.withLock { ($0.delivery, deferrable && $0.defersDelivery) }
-        guard let delivery else {
-            always?()
-            return
-        }
-        delivery.submit(deferred: deferred) { isLive in
-            if isLive, let delegate = self.state.withLock({ $0.dataDelegate }) { body(delegate) }
-            always?()
+        self.submit(deferrable: deferrable, always: always) {
+            if let delegate = self.state.withLock({ $0.dataDelegate }) { body(delegate) }
         }
     }
 
@@ -275,13 +269,21 @@ public final class URLConnection: Sendable {
     /// Posts `body` to the delivery target without waiting (deferred to the load's next flush when its task runs
     /// on a ``FlushingExecutor``); `always` runs even when the delivery closed.
     private func post(_ body: @escaping (any URLConnectionDelegate) -> Void, always: (() -> Void)? = nil) {
-        let (delivery, deferred) = self.state.withLock { ($0.delivery, $0.defersDelivery) }
+        self.submit(deferrable: true, always: always) {
+            if let delegate = self.delegate { body(delegate) }
+        }
+    }
+
+    /// Submits `live` (run only while the delivery is open) and `always` to the delivery target, deferred when
+    /// `deferrable` and the load's task runs on a ``FlushingExecutor``.
+    private func submit(deferrable: Bool, always: (() -> Void)?, _ live: @escaping () -> Void) {
+        let (delivery, deferred) = self.state.withLock { ($0.delivery, deferrable && $0.defersDelivery) }
         guard let delivery else {
             always?()
             return
         }
         delivery.submit(deferred: deferred) { isLive in
-            if isLive, let delegate = self.delegate { body(delegate) }
+            if isLive { live() }
             always?()
         }
     }
@@ -423,8 +425,8 @@ final class FlowWindow: Sendable {
         var isClosed = false
     }
 
-    let limit: Int
-    let resumeBelow: Int
+    private let limit: Int
+    private let resumeBelow: Int
     private let state = NSLockedBox(State())
 
     init(limit: Int, resumeBelow: Int? = nil) {
