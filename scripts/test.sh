@@ -12,11 +12,22 @@ targets=(TetherCoreTests TetherSocketsTests TetherHTTPTests TetherReachabilityTe
 passed=0
 failed=0
 status=0
+per_target=${TETHER_TEST_TARGET_TIMEOUT:-900}
 for target in "${targets[@]}"; do
     echo "== $target"
     log=$(mktemp)
-    swift test --skip-build --filter "^${target}\." "$@" 2>&1 | tee "$log"
-    code=${PIPESTATUS[0]}
+    # In a session of its own, writing to a file rather than a pipe: if the test process dies, helpers it started
+    # (servers, peers, `tether` children) cannot keep this script waiting on their end of a pipe, and whatever of the
+    # session is left afterwards is killed. A target that hangs is stopped after $per_target seconds.
+    setsid timeout -k 30 "$per_target" swift test --skip-build --filter "^${target}\." "$@" >"$log" 2>&1 &
+    session=$!
+    tail -n +1 -f --pid="$session" "$log"
+    wait "$session"
+    code=$?
+    pkill -KILL -s "$session" 2>/dev/null || true
+    if [ "$code" -eq 124 ] || [ "$code" -eq 137 ]; then
+        echo "error: $target did not finish within $per_target s"
+    fi
     total=$(grep -Eo 'Test run with [0-9]+ tests?' "$log" | grep -Eo '[0-9]+' | tail -n 1)
     failing=$(grep -E '^✘ Test .* failed after' "$log" | wc -l)
     total=${total:-0}

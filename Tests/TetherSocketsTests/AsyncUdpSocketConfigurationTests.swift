@@ -116,6 +116,38 @@ struct AsyncUdpSocketConfigurationTests {
         b.close()
     }
 
+    /// The direct-send path keeps a duplicate of the socket's descriptor; without close-on-exec, a process started
+    /// while the socket is open would inherit it and keep the port bound after `close()`.
+    @Test("every descriptor of a bound socket is close-on-exec, the direct-send duplicate too")
+    func descriptorsAreCloseOnExec() async throws {
+        let recorder = UdpRecorder(label: "cloexec")
+        let socket = recorder.makeSocket()
+        socket.setIPv6Enabled(false)
+        try socket.bind(toPort: 0, interface: "127.0.0.1")
+        let port = socket.localPort()
+        // A send lets the life adopt its descriptor (and make the duplicate).
+        socket.send(Data("x".utf8), toHost: "127.0.0.1", port: port, withTimeout: 5, tag: 1)
+        try await recorder.waitForSendResults([1])
+        var found: [(fd: Int32, closeOnExec: Bool)] = []
+        for name in try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
+            guard let fd = Int32(name) else { continue }
+            var address = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let named = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) == 0 }
+            }
+            var type: Int32 = 0
+            var typeLength = socklen_t(MemoryLayout<Int32>.size)
+            guard named, address.sin_family == sa_family_t(AF_INET), UInt16(bigEndian: address.sin_port) == port,
+                getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &typeLength) == 0, type == Int32(SOCK_DGRAM.rawValue)
+            else { continue }
+            found.append((fd, fcntl(fd, F_GETFD) & FD_CLOEXEC != 0))
+        }
+        socket.close()
+        #expect(found.count == 2, "the channel's descriptor and the direct-send duplicate: \(found)")
+        #expect(found.allSatisfy { $0.closeOnExec }, "\(found)")
+    }
+
     @Test("diagnostics and configuration read back what was set")
     func diagnostics() throws {
         let recorder = UdpRecorder(label: "diagnostics")

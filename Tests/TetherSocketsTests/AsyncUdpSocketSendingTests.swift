@@ -201,6 +201,37 @@ struct AsyncUdpSocketSendingTests {
         socket.close()
     }
 
+    /// Each refused datagram leaves an error on the socket (`SO_ERROR`) and wakes the event loop with `EPOLLERR`. A
+    /// send made from another thread consumes that error before the loop reads it; NIO then reads no error, treats
+    /// the socket as reset and crashes (`BaseSocketChannel.readEOF0`'s precondition, an assertion in debug builds).
+    /// Connected sends therefore take the loop's path, where errors are read in turn; this burst crashed the test
+    /// process within a few hundred sends before they did.
+    @Test("a burst of refused connected sends: every send is answered, the socket stays open")
+    func aBurstOfRefusedConnectedSendsKeepsTheSocket() async throws {
+        let gone = try await UDPSocket.bind(host: "127.0.0.1", port: 0)
+        let port = UInt16(gone.localPort)
+        try await gone.close()
+        let recorder = UdpRecorder(label: "refused-burst")
+        let socket = recorder.makeSocket()
+        socket.setIPv6Enabled(false)
+        try socket.connect(toHost: "127.0.0.1", onPort: port)
+        try await recorder.wait { $0.contains(.connected(port: port)) }
+        let count = 3000
+        for tag in 1...count { socket.send(Data("knock \(tag)".utf8), withTimeout: 5, tag: tag) }
+        try await recorder.waitForSendResults(Set(1...count))
+        var refused = 0
+        var otherFailures: [UdpEvent] = []
+        for event in recorder.events {
+            guard case .notSent(_, let code, let errno) = event else { continue }
+            if code == 5 && errno == .ECONNREFUSED { refused += 1 } else { otherFailures.append(event) }
+        }
+        #expect(refused > 0, "the peer's port-unreachable answers were never reported")
+        #expect(otherFailures.isEmpty)
+        #expect(!socket.isClosed())
+        #expect(!recorder.events.contains { if case .closed = $0 { true } else { false } })
+        socket.close()
+    }
+
     @Test("sends that go straight to the kernel keep their order behind a send that needs the loop (a lookup)")
     func directSendsWaitBehindQueuedOnes() async throws {
         let peer = try await UDPCollectingPeer(host: "127.0.0.1")

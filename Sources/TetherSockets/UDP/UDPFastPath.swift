@@ -3,10 +3,11 @@ import NIOConcurrencyHelpers
 import NIOCore
 
 /// The delegate face's direct send: while a life's queue is idle (no send or connect waiting or running on the loop),
-/// a send to an address known without a lookup goes to the kernel from the sending thread, with its callback
-/// queued on the delegate queue as the loop's would be. Everything else — a queue with work in it, a send filter, a
-/// name to resolve, a full socket buffer — takes the loop's path, so the original's order of sends and callbacks is
-/// kept: the loop mirrors its state here (under this lock) whenever it changes.
+/// a send on an unconnected socket to an address known without a lookup goes to the kernel from the sending thread,
+/// with its callback queued on the delegate queue as the loop's would be. Everything else — a connected socket, a
+/// queue with work in it, a send filter, a name to resolve, a full socket buffer — takes the loop's path, so the
+/// original's order of sends and callbacks is kept: the loop mirrors its state here (under this lock) whenever it
+/// changes.
 final class UDPFastPath: Sendable {
     private struct State {
         /// The loop is ready (adopted, not shut down, not closing after sends).
@@ -50,8 +51,11 @@ final class UDPFastPath: Sendable {
             let address: SocketAddress
             switch destination {
             case .connected:
-                guard let connected = state.connected else { return nil }
-                address = connected
+                // Never from another thread on a connected socket: the kernel leaves a peer's ICMP refusal on the
+                // socket (SO_ERROR) and wakes the loop with EPOLLERR; a send here would consume that error before
+                // the loop reads it, and NIO takes a socket without an error for a reset one (and traps in
+                // `readEOF0`). On the loop's path, sends and the loop's error handling take turns.
+                return nil
             case .address(let given):
                 guard state.connected == nil else { return nil }
                 address = given

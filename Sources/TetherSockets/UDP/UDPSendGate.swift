@@ -40,7 +40,8 @@ final class UDPSendGate: Sendable {
     private let state: NIOLockedValueBox<State>
 
     init(descriptor: Int32) {
-        let duplicate = dup(descriptor)
+        // Close-on-exec, as the channel's own descriptor: a process started later must not keep the port bound.
+        let duplicate = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
         state = NIOLockedValueBox(State(descriptor: duplicate, isClosed: duplicate < 0))
     }
 
