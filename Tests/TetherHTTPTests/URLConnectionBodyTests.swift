@@ -188,6 +188,20 @@ struct URLConnectionBodyTests {
         }
     }
 
+    /// The delegate face's load runs on the engine's event loop and stores cookies off it; the redirect's next hop
+    /// must still carry the cookie its 3xx set.
+    @Test func aCookieSetByARedirectIsSentOnTheNextHop() async throws {
+        let name = "r\(UInt32.random(in: 0...UInt32.max))"
+        let delegate = RecordingDelegate()
+        try await load(
+            request(self.server.url("/setcookie?name=\(name)&value=v2&then=/echo")),
+            delegate: delegate
+        )
+        let echo = try Echo(delegate.body)
+        #expect(echo.path == "/echo")
+        #expect(echo.header("Cookie")?.contains("\(name)=v2") == true)
+    }
+
     @Test func cookiesAreStoredAndSentBack() async throws {
         let name = "c\(UInt32.random(in: 0...UInt32.max))"
         _ = try await URLConnection.data(

@@ -131,6 +131,9 @@ public final class HTTPResponseCache: Sendable {
         return entry
     }
 
+    /// True when entries are also written to disk.
+    var hasDisk: Bool { self.directory != nil }
+
     func store(_ entry: CacheEntry, allowsDisk: Bool = true) {
         let key = CacheRules.key(for: entry.url)
         let cost = entry.cost

@@ -101,7 +101,12 @@ public final class URLConnection: Sendable {
             let load = HTTPLoad(request: self.originalRequest, configuration: self.configuration, observer: self)
             if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
                 // The calls the load produces in one go (response, data, finish) reach the target together.
-                load.prefer(executor: FlushingExecutor { delivery.flush() })
+                // A load whose code cannot block (no body stream to read, no disk cache to write) runs on the
+                // engine's loops where they resume it.
+                let canRunOnLoops =
+                    self.originalRequest.httpBodyStream == nil && self.configuration.responseCache?.hasDisk != true
+                let loops = canRunOnLoops ? Array(self.configuration.eventLoopGroup.makeIterator()) : []
+                load.prefer(executor: FlushingExecutor(loops: loops) { delivery.flush() })
                 state.defersDelivery = true
             }
             state.load = load

@@ -1,4 +1,7 @@
 import Dispatch
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
 
 /// The executor of a delegate-face load's task: runs its jobs on a serial Dispatch queue of its own, and after each
 /// job (the task suspended or ended) calls ``afterJob``.
@@ -10,20 +13,66 @@ import Dispatch
 /// The queue is a private serial one (on Linux it may always have a thread): on the global queue, whose threads
 /// are few, loads stalled behind code that blocked those threads (a semaphore waited on a global queue) until their
 /// idle timeouts fired.
+///
+/// Given the engine's event loops (`loops`), a job enqueued from one of them (the engine resuming the load with a
+/// response or a body part) runs on that loop, behind what it is doing, instead of waking the queue's thread; and
+/// the load's first job runs on the loop that last resumed a load, where its connection most likely is. The load
+/// then costs no hop to another thread and back. Only for loads whose code cannot block (no body stream to read, no
+/// disk cache to write); other loads pass no loops, and a job enqueued from any other thread runs on the queue.
 @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
 final class FlushingExecutor: TaskExecutor {
     private let afterJob: @Sendable () -> Void
+    private let loops: [any EventLoop]
+    private let hint: LoopHint
     private let queue = DispatchQueue(label: "tether.http.load")
 
-    init(afterJob: @escaping @Sendable () -> Void) {
+    init(loops: [any EventLoop] = [], hint: LoopHint = .shared, afterJob: @escaping @Sendable () -> Void) {
+        self.loops = loops
+        self.hint = hint
         self.afterJob = afterJob
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
+        if let loop = self.loop() {
+            loop.execute {
+                job.runSynchronously(on: self.asUnownedTaskExecutor())
+                self.afterJob()
+            }
+            return
+        }
         self.queue.async {
             job.runSynchronously(on: self.asUnownedTaskExecutor())
             self.afterJob()
+        }
+    }
+
+    /// The loop to run the next job on: the current thread's, when it is one of `loops`; else the last loop that
+    /// resumed a load, when it is one of them and the job does not come from another loop; else none (the queue).
+    private func loop() -> (any EventLoop)? {
+        guard !self.loops.isEmpty else { return nil }
+        if let current = MultiThreadedEventLoopGroup.currentEventLoop {
+            guard self.loops.contains(where: { $0 === current }) else { return nil }
+            self.hint.record(current)
+            return current
+        }
+        guard let last = self.hint.loop, self.loops.contains(where: { $0 === last }) else { return nil }
+        return last
+    }
+}
+
+/// The loop that last resumed a load that follows the engine's loops: the next such load starts there.
+final class LoopHint: Sendable {
+    /// The hint of every `URLConnection`.
+    static let shared = LoopHint()
+
+    private let last = NIOLockedValueBox<(any EventLoop)?>(nil)
+
+    var loop: (any EventLoop)? { self.last.withLockedValue { $0 } }
+
+    func record(_ loop: any EventLoop) {
+        self.last.withLockedValue { last in
+            if last !== loop { last = loop }
         }
     }
 }

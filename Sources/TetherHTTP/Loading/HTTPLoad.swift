@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -361,7 +362,7 @@ final class HTTPLoad: Sendable {
                         fields["Set-Cookie"] = value
                         return HTTPCookie.cookies(withResponseHeaderFields: fields, for: url)
                     }
-                    HTTPCookieStorage.shared.setCookies(cookies, for: url, mainDocumentURL: current.mainDocumentURL)
+                    await Self.store(cookies, for: url, mainDocumentURL: current.mainDocumentURL)
                 }
             }
             let status = Int(response.status.code)
@@ -451,6 +452,24 @@ final class HTTPLoad: Sendable {
             return
         }
     }
+
+    /// Stores cookies in the shared storage, which may write them to disk: off the event loop when the load runs on
+    /// one (the storage is done before the next hop's request reads it).
+    private static func store(_ cookies: [HTTPCookie], for url: URL, mainDocumentURL: URL?) async {
+        guard !cookies.isEmpty else { return }
+        guard MultiThreadedEventLoopGroup.currentEventLoop != nil else {
+            HTTPCookieStorage.shared.setCookies(cookies, for: url, mainDocumentURL: mainDocumentURL)
+            return
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Self.cookieQueue.async {
+                HTTPCookieStorage.shared.setCookies(cookies, for: url, mainDocumentURL: mainDocumentURL)
+                continuation.resume()
+            }
+        }
+    }
+
+    private static let cookieQueue = DispatchQueue(label: "tether.http.cookies")
 
     /// Streams the final response to the observer and stores it in the cache when the rules allow.
     private func deliverFinal(

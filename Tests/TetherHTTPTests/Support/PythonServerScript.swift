@@ -184,7 +184,11 @@ let pythonServerScript = #"""
                 with LOCK:
                     self.send(200, json.dumps(COUNTS), content_type="application/json")
             elif route == "setcookie":
-                self.send(200, "set", [("Set-Cookie", "%s=%s; Path=/" % (q.get("name", "session"), q.get("value", "abc")))])
+                cookie = ("Set-Cookie", "%s=%s; Path=/" % (q.get("name", "session"), q.get("value", "abc")))
+                if "then" in q:
+                    self.send(302, "set, redirecting", [cookie, ("Location", q["then"])])
+                else:
+                    self.send(200, "set", [cookie])
             else:
                 self.send(404, "not found")
 
