@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTPCompression
 import NIOSSL
+import Tracing
 
 /// The process-wide `HTTPClient`s, one per (event loop group, TLS configuration, decompression), created lazily
 /// and never shut down. Redirects are disabled in the engine: Tether follows them itself.
@@ -85,6 +86,8 @@ enum HTTPEngine {
             )
             // A refused connection must fail now, not after retries until the connect timeout.
             configuration.connectionPool.retryConnectionEstablishment = false
+            // No spans to record (no tracer bootstrapped): the engine skips its tracing calls, a cost per request.
+            if InstrumentationSystem.tracer is NoOpTracer { configuration.tracing.tracer = nil }
             let client = HTTPClient(eventLoopGroup: eventLoopGroup, configuration: configuration)
             clients[key] = client
             return client
