@@ -13,6 +13,49 @@ import FoundationNetworking
 struct URLConnectionLifecycleTests {
     let server = TestServer.http
 
+    /// A data delegate that implements nothing but the end of the load.
+    final class EndOnlyDelegate: URLConnectionDataDelegate, @unchecked Sendable {
+        let done = Signal<Bool>()
+        func connectionDidFinishLoading(_ connection: URLConnection) { self.done.fulfil(true) }
+        func connection(_ connection: URLConnection, didFailWithError error: any Error) { self.done.fulfil(false) }
+    }
+
+    /// The canonical `willSend` of a delegate type that keeps the default is asked once; later loads of that type
+    /// start without a round trip to the delegate queue, so the request goes out while that queue is suspended.
+    @Test func aDelegateTypeWithTheDefaultWillSendIsNotWaitedForBeforeTheRequestGoesOut() async throws {
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        func start(_ delegate: EndOnlyDelegate, _ path: String) {
+            let connection = URLConnection(
+                request: request(self.server.url(path)),
+                delegate: delegate,
+                startImmediately: false,
+                configuration: .uncached
+            )!
+            connection.setDelegateQueue(queue)
+            connection.start()
+        }
+        let first = EndOnlyDelegate()
+        start(first, "/hello")
+        #expect(try await first.done.wait())
+        #expect(DefaultWillSend.isDefault(for: EndOnlyDelegate.self))
+        #expect(!DefaultWillSend.isDefault(for: RecordingDelegate.self))
+
+        let path = "/hello/\(UInt32.random(in: 0...UInt32.max))"
+        queue.isSuspended = true
+        let second = EndOnlyDelegate()
+        start(second, path)
+        var served = 0
+        for _ in 0..<200 where served == 0 {
+            served = try await self.server.counts()["path:\(path)"] ?? 0
+            if served == 0 { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(served == 1, "the request did not go out while the delegate queue was suspended")
+        #expect(second.done.current == nil)
+        queue.isSuspended = false
+        #expect(try await second.done.wait())
+    }
+
     @Test func cancelFromInsideDidReceiveResponseSilencesTheConnection() async throws {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1

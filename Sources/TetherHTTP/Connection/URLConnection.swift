@@ -114,7 +114,10 @@ public final class URLConnection: Sendable {
         }
         guard let load else { return }
         let canonical = HTTPLoad.canonicalize(self.originalRequest)
-        guard self.hasDataDelegate, let delivery = self.delivery else {
+        guard self.hasDataDelegate, let delivery = self.delivery,
+            let dataDelegate = self.state.withLock({ $0.dataDelegate }),
+            !DefaultWillSend.isDefault(for: type(of: dataDelegate))
+        else {
             load.start(canonical: canonical)
             return
         }

@@ -127,7 +127,8 @@ extension URLConnectionDataDelegate {
         willSend request: URLRequest,
         redirectResponse response: URLResponse?
     ) -> URLRequest? {
-        request
+        DefaultWillSend.note(type(of: self))
+        return request
     }
 
     /// Default: does nothing.
@@ -159,4 +160,24 @@ extension URLConnectionDataDelegate {
 
     /// Default: does nothing.
     public func connectionDidFinishLoading(_ connection: URLConnection) {}
+}
+
+/// The delegate types seen answering the canonical `willSend` with the default implementation. A type's
+/// implementation never changes, so a later load of a delegate of such a type starts at once, without a round trip
+/// to the delegate queue to ask what the default would answer.
+enum DefaultWillSend {
+    private static let types = NSLockedBox<Set<ObjectIdentifier>>([])
+
+    static func note(_ type: Any.Type) {
+        let id = ObjectIdentifier(type)
+        if !self.isDefault(for: id) { self.types.withLock { _ = $0.insert(id) } }
+    }
+
+    static func isDefault(for type: Any.Type) -> Bool {
+        self.isDefault(for: ObjectIdentifier(type))
+    }
+
+    private static func isDefault(for id: ObjectIdentifier) -> Bool {
+        self.types.withLock { $0.contains(id) }
+    }
 }
