@@ -123,10 +123,13 @@ struct AsyncUdpSocketConfigurationTests {
         let recorder = UdpRecorder(label: "cloexec")
         let socket = recorder.makeSocket()
         socket.setIPv6Enabled(false)
-        try socket.bind(toPort: 0, interface: "127.0.0.1")
+        // An address of 127/8 that no other test uses: another socket may share the port (port reuse) on 127.0.0.1.
+        let host = "127.\(UInt8.random(in: 1...254)).\(UInt8.random(in: 1...254)).\(UInt8.random(in: 1...254))"
+        try socket.bind(toPort: 0, interface: host)
         let port = socket.localPort()
+        let hostAddress = inet_addr(host)
         // A send lets the life adopt its descriptor (and make the duplicate).
-        socket.send(Data("x".utf8), toHost: "127.0.0.1", port: port, withTimeout: 5, tag: 1)
+        socket.send(Data("x".utf8), toHost: host, port: port, withTimeout: 5, tag: 1)
         try await recorder.waitForSendResults([1])
         var found: [(fd: Int32, closeOnExec: Bool)] = []
         for name in try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
@@ -139,7 +142,8 @@ struct AsyncUdpSocketConfigurationTests {
             var type: Int32 = 0
             var typeLength = socklen_t(MemoryLayout<Int32>.size)
             guard named, address.sin_family == sa_family_t(AF_INET), UInt16(bigEndian: address.sin_port) == port,
-                getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &typeLength) == 0, type == Int32(SOCK_DGRAM.rawValue)
+                address.sin_addr.s_addr == hostAddress, getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &typeLength) == 0,
+                type == Int32(SOCK_DGRAM.rawValue)
             else { continue }
             found.append((fd, fcntl(fd, F_GETFD) & FD_CLOEXEC != 0))
         }
