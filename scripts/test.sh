@@ -29,7 +29,7 @@ for target in "${targets[@]}"; do
         echo "error: $target did not finish within $per_target s"
     fi
     total=$(grep -Eo 'Test run with [0-9]+ tests?' "$log" | grep -Eo '[0-9]+' | tail -n 1)
-    failing=$(grep -E '^✘ Test .* failed after' "$log" | wc -l)
+    failing=$(grep -E '^✘ Test .* failed after' "$log" | grep -cv '^✘ Test run with')
     total=${total:-0}
     if [ "$code" -ne 0 ]; then
         status=1

@@ -27,6 +27,31 @@ struct UDPSocketTests {
         await echo.stop()
     }
 
+    /// Linux gives a socket that asks for any port with `SO_REUSEADDR` on a port that another such socket holds
+    /// (600 plain sockets with it share 5–10 ports here); Tether binds any port with it off.
+    @Test("sockets bound to any port get ports of their own, on both faces")
+    func anyPortIsAPortOfItsOwn() async throws {
+        var sockets: [UDPSocket] = []
+        var ports: [Int] = []
+        for _ in 0..<300 {
+            let socket = try await UDPSocket.bind(host: "127.0.0.1", port: 0)
+            sockets.append(socket)
+            ports.append(socket.localPort)
+        }
+        let recorder = UdpRecorder(label: "any-port")
+        var delegateSockets: [AsyncUdpSocket] = []
+        for _ in 0..<300 {
+            let socket = recorder.makeSocket()
+            socket.setIPv6Enabled(false)
+            try socket.bind(toPort: 0, interface: "127.0.0.1")
+            delegateSockets.append(socket)
+            ports.append(Int(socket.localPort()))
+        }
+        #expect(Set(ports).count == ports.count, "ports bound twice: \(ports.count - Set(ports).count)")
+        for socket in sockets { try await socket.close() }
+        for socket in delegateSockets { socket.close() }
+    }
+
     @Test("an over-limit datagram throws EMSGSIZE for that send only", arguments: families)
     func anOverLimitDatagramThrows(host: String, largest: Int) async throws {
         let peer = try await UDPCollectingPeer(host: host)

@@ -54,9 +54,20 @@ extension AsyncUdpSocket {
         }
     }
 
+    /// Binds `fd` to `address`. For any port (0), `SO_REUSEADDR` is off during the bind: Linux would otherwise pick
+    /// a port that another socket with `SO_REUSEADDR` holds, and the two would share it (one of them receiving the
+    /// other's datagrams). It is on again afterwards, as the original keeps it.
     static func bindDescriptor(_ fd: Int32, to address: SocketAddress) throws {
+        #if os(Linux)
+        let anyPort = address.port == 0
+        if anyPort { try setOption(fd, SOL_SOCKET, SO_REUSEADDR, 0, function: "setsockopt(SO_REUSEADDR)") }
+        #endif
         let result = address.withSockAddr { pointer, length in UDPSystem.bind(fd, pointer, socklen_t(length)) }
-        guard result == 0 else { throw AsyncUdpSocketError.posix(errno, function: "bind") }
+        let code = errno
+        #if os(Linux)
+        if anyPort { try setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1, function: "setsockopt(SO_REUSEADDR)") }
+        #endif
+        guard result == 0 else { throw AsyncUdpSocketError.posix(code, function: "bind") }
     }
 
     static func inAddr(_ address: SocketAddress) -> in_addr {
