@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TetherSockets
+import TetherTestSupport
 
 @Suite(.timeLimit(.minutes(1)))
 struct AsyncSocketWritingTests {
@@ -15,7 +16,7 @@ struct AsyncSocketWritingTests {
         }
         let total = expected.count
         let received = try await onThread { connection.peer.receive(count: total) }
-        #expect(received == expected)
+        #expect(sameElements(received, expected))
         let events = try await connection.recorder.wait { $0.contains(.wrote(tag: 20)) }
         let tags = events.compactMap { if case .wrote(let tag) = $0 { tag } else { nil } }
         #expect(tags == Array(1...20))
@@ -31,7 +32,7 @@ struct AsyncSocketWritingTests {
         _ = idle
         let received = try await onThread { connection.peer.receive(count: payload.count) }
         #expect(received.count == payload.count)
-        #expect(Data(received) == payload)
+        #expect(sameElements(Data(received), payload))
         let events = try await connection.recorder.wait { $0.contains(.wrote(tag: 5)) }
         let partial = events.compactMap { if case .partialWrite(let n, 5) = $0 { n } else { nil } }
         #expect(!partial.isEmpty)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TetherTestSupport
 
 @testable import TetherStore
 
@@ -121,7 +122,7 @@ struct FileStoreDurabilityTests {
             let bytes = try contents(of: url)
             let error = await expectStoreError(.corruptData) { try ArchiveStore<Note>(url: url, rootKey: "records") }
             #expect(error?.message.contains("NotesList") == true)
-            #expect(try contents(of: url) == bytes)
+            #expect(try sameElements(contents(of: url), bytes))
         }
     }
 

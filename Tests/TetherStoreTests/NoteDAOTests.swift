@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+import TetherTestSupport
 
 @testable import TetherStore
 
@@ -198,7 +199,7 @@ struct NoteDAOTests {
             try bytes.write(to: url)
             let error = await expectStoreError(.corruptData) { try NoteDAO.open(.archive, in: dirs) }
             #expect(error?.message.contains("SeedNote") == true, "\(String(describing: error))")
-            #expect(try contents(of: url) == bytes)
+            #expect(try sameElements(contents(of: url), bytes))
         }
     }
 
@@ -275,7 +276,7 @@ struct NoteDAOTests {
             )
             try bytes.write(to: url)
             await expectStoreError(.corruptData) { try NoteDAO.open(.plist, in: dirs) }
-            #expect(try contents(of: url) == bytes)
+            #expect(try sameElements(contents(of: url), bytes))
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TetherTestSupport
 
 @testable import TetherStore
 
@@ -331,7 +332,7 @@ struct ObjectContextTests {
             await expectStoreError(.corruptData) {
                 try PersistentContainer(name: "N", model: notesModel, storeType: storeType).loadPersistentStores()
             }
-            #expect(try contents(of: url) == bytes)
+            #expect(try sameElements(contents(of: url), bytes))
         }
     }
 

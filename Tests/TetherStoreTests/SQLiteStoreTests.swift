@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+import TetherTestSupport
 
 @testable import TetherStore
 
@@ -65,7 +66,7 @@ struct SQLiteStoreTests {
             let bytes = Data(repeating: 0x42, count: 8192)
             try bytes.write(to: url)
             await expectStoreError(.corruptData) { try SQLiteStore<Note>(url: url) }
-            #expect(try contents(of: url) == bytes)
+            #expect(try sameElements(contents(of: url), bytes))
         }
     }
 
