@@ -45,6 +45,24 @@ struct UDPSocketTests {
         #expect(Set(ports).count == ports.count, "ports bound twice: \(ports.count - Set(ports).count)")
     }
 
+    @Test("a bind to any port of an address that is not local fails with its errno; SO_REUSEADDR is on again")
+    func aFailedAnyPortBindRestoresReuse() throws {
+        let fd = try AsyncUdpSocket.makeSocket(AF_INET, sendBuffer: 0)
+        defer { _ = UDPSystem.close(fd) }
+        // TEST-NET-1 (RFC 5737): never an address of this machine.
+        let foreign = try SocketAddress(ipAddress: "192.0.2.1", port: 0)
+        do {
+            try AsyncUdpSocket.bindDescriptor(fd, to: foreign)
+            Issue.record("the bind succeeded")
+        } catch let error as AsyncUdpSocketError {
+            #expect(error.posixErrorCode == .EADDRNOTAVAIL)
+        }
+        var reuse: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        #expect(getsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &reuse, &length) == 0)
+        #expect(reuse == 1)
+    }
+
     @Test("an over-limit datagram throws EMSGSIZE for that send only", arguments: families)
     func anOverLimitDatagramThrows(host: String, largest: Int) async throws {
         let peer = try await UDPCollectingPeer(host: host)

@@ -114,10 +114,8 @@ public final class URLConnection: Sendable {
         }
         guard let load else { return }
         let canonical = HTTPLoad.canonicalize(self.originalRequest)
-        guard self.hasDataDelegate, let delivery = self.delivery,
-            let dataDelegate = self.state.withLock({ $0.dataDelegate }),
-            !DefaultWillSend.isDefault(for: type(of: dataDelegate))
-        else {
+        let (delivery, dataDelegate) = self.state.withLock { ($0.delivery, $0.dataDelegate) }
+        guard let delivery, let dataDelegate, !DefaultWillSend.isDefault(for: type(of: dataDelegate)) else {
             load.start(canonical: canonical)
             return
         }
@@ -126,7 +124,7 @@ public final class URLConnection: Sendable {
         delivery.submit { isLive in
             // Not live: cancelled before the delegate was asked; the load never starts.
             guard isLive else { return }
-            guard let dataDelegate = self.delegate as? any URLConnectionDataDelegate else {
+            guard let dataDelegate = self.state.withLock({ $0.dataDelegate }) else {
                 load.start(canonical: canonical)
                 return
             }

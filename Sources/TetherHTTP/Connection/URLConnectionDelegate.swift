@@ -169,15 +169,10 @@ enum DefaultWillSend {
     private static let types = NSLockedBox<Set<ObjectIdentifier>>([])
 
     static func note(_ type: Any.Type) {
-        let id = ObjectIdentifier(type)
-        if !self.isDefault(for: id) { self.types.withLock { _ = $0.insert(id) } }
+        self.types.withLock { _ = $0.insert(ObjectIdentifier(type)) }
     }
 
     static func isDefault(for type: Any.Type) -> Bool {
-        self.isDefault(for: ObjectIdentifier(type))
-    }
-
-    private static func isDefault(for id: ObjectIdentifier) -> Bool {
-        self.types.withLock { $0.contains(id) }
+        self.types.withLock { $0.contains(ObjectIdentifier(type)) }
     }
 }
