@@ -124,7 +124,10 @@ enum HTTPBenchmarks {
                 ("URLConnection data(for:)", "raw AsyncHTTPClient", "≥ 0.9×"),
                 // The bound of the delegate-face target: raw AHC itself, with the one hop the contract requires.
                 ("raw AsyncHTTPClient, with one hop to the delegate queue", "raw AsyncHTTPClient", "(floor)"),
-                ("URLConnection delegate (queue)", "raw AsyncHTTPClient, with one hop to the delegate queue", "(vs floor)"),
+                (
+                    "URLConnection delegate (queue)", "raw AsyncHTTPClient, with one hop to the delegate queue",
+                    "(vs floor)"
+                ),
             ]
         )
 
