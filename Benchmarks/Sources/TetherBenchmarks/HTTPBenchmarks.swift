@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -93,6 +94,12 @@ enum HTTPBenchmarks {
                 times.variant("raw AsyncHTTPClient, with one hop to the delegate queue") {
                     for _ in 0..<gets { try check(try await rawGetThenQueue(client, small, queue: queue), 1024) }
                 },
+                // Diagnostic: Tether's design without Tether's steps. The request made with AHC's async API from a task
+                // whose jobs run on the event loop that resumed the last one (as `FlushingExecutor` does), then one
+                // queue operation; the delegate face's ratio to it is what the load's own steps cost.
+                times.variant("raw AsyncHTTPClient, in a task on the event loop, one hop") {
+                    for _ in 0..<gets { try check(try await rawOnLoopThenQueue(client, small, queue: queue), 1024) }
+                },
                 times.variant("URLConnection delegate (queue)") {
                     for _ in 0..<gets { try check(try await delegateLoad(small, queue: queue, sink: .collect), 1024) }
                 },
@@ -109,6 +116,7 @@ enum HTTPBenchmarks {
                 "raw AsyncHTTPClient, a Task per request": "raw AsyncHTTPClient",
                 "raw AsyncHTTPClient, with the delegate queue's two hops": "raw AsyncHTTPClient",
                 "raw AsyncHTTPClient, with one hop to the delegate queue": "raw AsyncHTTPClient",
+                "raw AsyncHTTPClient, in a task on the event loop, one hop": "raw AsyncHTTPClient",
                 "raw AsyncHTTPClient, read timeout": "raw AsyncHTTPClient",
                 "raw AsyncHTTPClient, read timeout, HTTPURLResponse": "raw AsyncHTTPClient",
                 "URLConnection delegate (queue)": "raw AsyncHTTPClient",
@@ -127,6 +135,10 @@ enum HTTPBenchmarks {
                 (
                     "URLConnection delegate (queue)", "raw AsyncHTTPClient, with one hop to the delegate queue",
                     "(vs floor)"
+                ),
+                (
+                    "URLConnection delegate (queue)", "raw AsyncHTTPClient, in a task on the event loop, one hop",
+                    "(the load's own steps)"
                 ),
             ]
         )
@@ -254,6 +266,42 @@ enum HTTPBenchmarks {
                     case .failure(let error):
                         continuation.resume(throwing: error)
                     }
+                }
+            }
+        }
+    }
+
+    /// Runs a task's jobs on the event loop that enqueues them, else on the loop that did so last.
+    final class LoopExecutor: TaskExecutor {
+        let group = MultiThreadedEventLoopGroup.singleton
+        let hint = NIOLockedValueBox<(any EventLoop)?>(nil)
+
+        func enqueue(_ job: consuming ExecutorJob) {
+            let job = UnownedJob(job)
+            let loop: any EventLoop
+            if let current = MultiThreadedEventLoopGroup.currentEventLoop {
+                loop = current
+                self.hint.withLockedValue { $0 = current }
+            } else {
+                loop = self.hint.withLockedValue { $0 } ?? self.group.next()
+            }
+            loop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+        }
+    }
+    static let loopExecutor = LoopExecutor()
+
+    static func rawOnLoopThenQueue(_ client: HTTPClient, _ url: URL, queue: OperationQueue) async throws -> Int {
+        try await withCheckedThrowingContinuation { continuation in
+            Task(executorPreference: loopExecutor) {
+                do {
+                    let response = try await client.execute(
+                        HTTPClientRequest(url: url.absoluteString),
+                        timeout: .seconds(60)
+                    )
+                    let body = try await response.body.collect(upTo: 1 << 20)
+                    queue.addOperation { continuation.resume(returning: body.readableBytes) }
+                } catch {
+                    queue.addOperation { continuation.resume(throwing: error) }
                 }
             }
         }
