@@ -240,17 +240,25 @@ enum HTTPBenchmarks {
             queue.addOperation {
                 client.execute(request: try! HTTPClient.Request(url: url.absoluteString)).whenComplete { result in
                     queue.addOperation {
-                        switch result {
-                        case .success(let response) where response.status == .ok:
-                            continuation.resume(returning: response.body?.readableBytes ?? 0)
-                        case .success(let response):
-                            continuation.resume(throwing: BenchmarkError(description: "HTTP \(response.status)"))
-                        case .failure(let error):
-                            continuation.resume(throwing: error)
-                        }
+                        resume(continuation, with: result)
                     }
                 }
             }
+        }
+    }
+
+    /// Resumes `continuation` with the body length of a 200 response, else with an error.
+    static func resume(
+        _ continuation: CheckedContinuation<Int, any Error>,
+        with result: Result<HTTPClient.Response, any Error>
+    ) {
+        switch result {
+        case .success(let response) where response.status == .ok:
+            continuation.resume(returning: response.body?.readableBytes ?? 0)
+        case .success(let response):
+            continuation.resume(throwing: BenchmarkError(description: "HTTP \(response.status)"))
+        case .failure(let error):
+            continuation.resume(throwing: error)
         }
     }
 
@@ -258,14 +266,7 @@ enum HTTPBenchmarks {
         try await withCheckedThrowingContinuation { continuation in
             client.execute(request: try! HTTPClient.Request(url: url.absoluteString)).whenComplete { result in
                 queue.addOperation {
-                    switch result {
-                    case .success(let response) where response.status == .ok:
-                        continuation.resume(returning: response.body?.readableBytes ?? 0)
-                    case .success(let response):
-                        continuation.resume(throwing: BenchmarkError(description: "HTTP \(response.status)"))
-                    case .failure(let error):
-                        continuation.resume(throwing: error)
-                    }
+                    resume(continuation, with: result)
                 }
             }
         }
