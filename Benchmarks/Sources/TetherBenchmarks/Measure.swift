@@ -46,6 +46,13 @@ func now() -> Double {
     Double(DispatchTime.now().uptimeNanoseconds) / 1e9
 }
 
+/// CPU seconds used by this process so far, all threads (a peer process is not counted).
+func processCPUSeconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
+
 func format(_ value: Double, _ unit: String) -> String {
     if value >= 1e9 { return String(format: "%.2f G%@", value / 1e9, unit) }
     if value >= 1e6 { return String(format: "%.2f M%@", value / 1e6, unit) }

@@ -52,6 +52,7 @@ func runSuite(
     var best: [String: Double] = [:]
     var peaks: [String: Int] = [:]
     var perRound: [String: [Double]] = [:]
+    var cpuPerRound: [String: [Double]] = [:]
     // TETHER_BENCH_VARIANT=<name prefix> runs the variants whose names start so (for profiling them);
     // TETHER_BENCH_VARIANT==<name> runs the one variant of that exact name; several choices are separated by "|".
     let choices = ProcessInfo.processInfo.environment["TETHER_BENCH_VARIANT"]?.split(separator: "|")
@@ -65,8 +66,10 @@ func runSuite(
         for variant in variants {
             let before = residentBytes()
             let start = now()
+            let cpuStart = processCPUSeconds()
             let (_, peak) = try await withPeakMemory { try await variant.run() }
             let seconds = now() - start
+            cpuPerRound[variant.name, default: []].append(processCPUSeconds() - cpuStart)
             best[variant.name] = min(best[variant.name] ?? .infinity, seconds)
             perRound[variant.name, default: []].append(seconds)
             peaks[variant.name] = max(peaks[variant.name] ?? 0, peak - before)
@@ -75,8 +78,10 @@ func runSuite(
     }
     // "paired" is the median over rounds of the ratio within one round (baseline time / variant time, both
     // measured back to back): steadier than the ratio of best times when the machine's speed drifts.
-    print("| variant | rate | vs | ratio | paired (median) | peak RSS growth |")
-    print("|---|---|---|---|---|---|")
+    // "CPU/op" is this process's CPU time (every thread, the peer process not counted) per unit of `amount`, the
+    // median over rounds: on a machine whose speed drifts it moves less than wall-clock time.
+    print("| variant | rate | vs | ratio | paired (median) | peak RSS growth | CPU/op (median) |")
+    print("|---|---|---|---|---|---|---|")
     for variant in variants {
         guard let seconds = best[variant.name] else { continue }
         let rate = amount / seconds
@@ -93,10 +98,19 @@ func runSuite(
                 pairedText = String(format: "%.2f×", median)
             }
         }
+        let cpu = (cpuPerRound[variant.name] ?? []).sorted()
+        let cpuText = cpu.isEmpty ? "—" : cpuPerOp(cpu[cpu.count / 2] / amount)
         print(
-            "| \(variant.name) | \(format(rate, unit)) | \(baselineName) | \(ratioText) | \(pairedText) | \(mib(peaks[variant.name] ?? 0)) |"
+            "| \(variant.name) | \(format(rate, unit)) | \(baselineName) | \(ratioText) | \(pairedText) | \(mib(peaks[variant.name] ?? 0)) | \(cpuText) |"
         )
     }
+}
+
+/// CPU seconds per operation, in the unit that suits it.
+func cpuPerOp(_ seconds: Double) -> String {
+    if seconds >= 1e-3 { return String(format: "%.2f ms", seconds * 1e3) }
+    if seconds >= 1e-6 { return String(format: "%.1f µs", seconds * 1e6) }
+    return String(format: "%.2f ns", seconds * 1e9)
 }
 
 let tetherBaselines = [
