@@ -45,6 +45,14 @@ enum HTTPBenchmarks {
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
             configuration: readTimeoutConfiguration
         )
+        // Raw AHC with exactly the settings of Tether's delegate-face engine, which also turns tracing off when no
+        // tracer is bootstrapped (`HTTPEngine`): for the diagnostic of Tether's design without Tether's steps.
+        var engineConfiguration = configuration
+        engineConfiguration.tracing.tracer = nil
+        let engineLikeClient = HTTPClient(
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+            configuration: engineConfiguration
+        )
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.urlCache = nil
         let session = URLSession(configuration: sessionConfiguration)
@@ -55,6 +63,7 @@ enum HTTPBenchmarks {
         // One request each before the rounds: connections and Tether's lazily created engine exist when timing starts.
         try check(try await rawGet(client, small), 1024)
         try check(try await rawGet(readTimeoutClient, small), 1024)
+        try check(try await rawGet(engineLikeClient, small), 1024)
         try check(try await delegateLoad(small, queue: queue, sink: .collect), 1024)
         try check(try await URLConnection.data(for: URLRequest(url: small)).0.count, 1024)
         try check(try await sessionGet(session, small), 1024)
@@ -94,11 +103,14 @@ enum HTTPBenchmarks {
                 times.variant("raw AsyncHTTPClient, with one hop to the delegate queue") {
                     for _ in 0..<gets { try check(try await rawGetThenQueue(client, small, queue: queue), 1024) }
                 },
-                // Diagnostic: Tether's design without Tether's steps. The request made with AHC's async API from a task
-                // whose jobs run on the event loop that resumed the last one (as `FlushingExecutor` does), then one
-                // queue operation; the delegate face's ratio to it is what the load's own steps cost.
+                // Diagnostic: Tether's design without Tether's steps. The request made with AHC's async API (an engine
+                // with Tether's settings) from a task whose jobs run on the event loop that resumed the last one (as
+                // `FlushingExecutor` does), then one queue operation; the delegate face's ratio to it is what the
+                // load's own steps cost.
                 times.variant("raw AsyncHTTPClient, in a task on the event loop, one hop") {
-                    for _ in 0..<gets { try check(try await rawOnLoopThenQueue(client, small, queue: queue), 1024) }
+                    for _ in 0..<gets {
+                        try check(try await rawOnLoopThenQueue(engineLikeClient, small, queue: queue), 1024)
+                    }
                 },
                 times.variant("URLConnection delegate (queue)") {
                     for _ in 0..<gets { try check(try await delegateLoad(small, queue: queue, sink: .collect), 1024) }
@@ -200,6 +212,8 @@ enum HTTPBenchmarks {
 
         session.finishTasksAndInvalidate()
         try await client.shutdown()
+        try await readTimeoutClient.shutdown()
+        try await engineLikeClient.shutdown()
     }
 
     static func check(_ count: Int, _ expected: Int) throws {
