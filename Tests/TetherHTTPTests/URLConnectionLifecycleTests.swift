@@ -56,6 +56,62 @@ struct URLConnectionLifecycleTests {
         #expect(try await second.done.wait())
     }
 
+    /// A data delegate whose canonical `willSend` marks each request it is asked about.
+    final class MarkingDelegate: URLConnectionDataDelegate, @unchecked Sendable {
+        let done = Signal<Data?>()
+        private var body = Data()
+        private(set) var asked = 0
+
+        func connection(
+            _ connection: URLConnection,
+            willSend request: URLRequest,
+            redirectResponse response: URLResponse?
+        ) -> URLRequest? {
+            self.asked += 1
+            var marked = request
+            marked.setValue("asked-\(self.asked)", forHTTPHeaderField: "X-Marked")
+            return marked
+        }
+
+        func connection(_ connection: URLConnection, didReceive data: Data) { self.body.append(data) }
+        func connectionDidFinishLoading(_ connection: URLConnection) { self.done.fulfil(self.body) }
+        func connection(_ connection: URLConnection, didFailWithError error: any Error) { self.done.fulfil(nil) }
+    }
+
+    /// Skipping the round trip is only for types that keep the default: a delegate type with its own `willSend` is
+    /// asked before every load, also after a default type was seen, and each request goes out as it answered.
+    @Test func aDelegateTypeWithItsOwnWillSendIsAskedBeforeEveryLoad() async throws {
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        let plain = EndOnlyDelegate()
+        let first = URLConnection(
+            request: request(self.server.url("/hello")),
+            delegate: plain,
+            startImmediately: false,
+            configuration: .uncached
+        )!
+        first.setDelegateQueue(queue)
+        first.start()
+        #expect(try await plain.done.wait())
+        #expect(DefaultWillSend.isDefault(for: EndOnlyDelegate.self))
+
+        for _ in 0..<2 {
+            let delegate = MarkingDelegate()
+            let connection = URLConnection(
+                request: request(self.server.url("/echo")),
+                delegate: delegate,
+                startImmediately: false,
+                configuration: .uncached
+            )!
+            connection.setDelegateQueue(queue)
+            connection.start()
+            let body = try #require(try await delegate.done.wait())
+            #expect(delegate.asked == 1)
+            #expect(try Echo(body).header("X-Marked") == "asked-1")
+        }
+        #expect(!DefaultWillSend.isDefault(for: MarkingDelegate.self))
+    }
+
     @Test func cancelFromInsideDidReceiveResponseSilencesTheConnection() async throws {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
