@@ -8,7 +8,11 @@ import FoundationNetworking
 #endif
 
 struct HTTPResponseCacheTests {
-    let server = TestServer.http
+    let server: TestServer
+
+    init() async throws {
+        server = try await TestServer.http()
+    }
 
     private func name() -> String { "n\(UUID().uuidString.prefix(8))" }
 

@@ -8,7 +8,11 @@ import FoundationNetworking
 #endif
 
 struct URLConnectionAuthenticationTests {
-    let server = TestServer.http
+    let server: TestServer
+
+    init() async throws {
+        server = try await TestServer.http()
+    }
 
     @Test func aBasicChallengeAnsweredLaterFromAnotherThreadRetriesWithTheCredential() async throws {
         let delegate = RecordingDelegate()

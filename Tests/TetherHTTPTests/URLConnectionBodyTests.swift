@@ -8,7 +8,11 @@ import FoundationNetworking
 #endif
 
 struct URLConnectionBodyTests {
-    let server = TestServer.http
+    let server: TestServer
+
+    init() async throws {
+        server = try await TestServer.http()
+    }
 
     @Test func chunkedBodiesArriveWhole() async throws {
         let (data, response) = try await URLConnection.data(

@@ -8,7 +8,11 @@ import FoundationNetworking
 #endif
 
 struct URLConnectionDownloadTests {
-    let server = TestServer.http
+    let server: TestServer
+
+    init() async throws {
+        server = try await TestServer.http()
+    }
 
     private func makeDirectory() throws -> URL {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-dl-\(UUID().uuidString)")

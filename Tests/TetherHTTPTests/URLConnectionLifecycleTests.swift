@@ -11,7 +11,11 @@ import FoundationNetworking
 #endif
 
 struct URLConnectionLifecycleTests {
-    let server = TestServer.http
+    let server: TestServer
+
+    init() async throws {
+        server = try await TestServer.http()
+    }
 
     /// A data delegate that implements nothing but the end of the load.
     final class EndOnlyDelegate: URLConnectionDataDelegate, @unchecked Sendable {
@@ -260,10 +264,10 @@ struct URLConnectionLifecycleTests {
     }
 
     @Test func trustedHTTPSWorksAndUntrustedFails() async throws {
-        let tlsServer = TestServer.https
+        let tlsServer = try await TestServer.https()
         let trusting = URLConnection.Configuration(
             responseCache: nil,
-            tlsConfiguration: try TestCertificates.shared.trustingConfiguration()
+            tlsConfiguration: try await TestCertificates.shared().trustingConfiguration()
         )
         let (data, _) = try await URLConnection.data(for: request(tlsServer.url("/hello")), configuration: trusting)
         #expect(data == Data("hello".utf8))
@@ -283,7 +287,11 @@ struct URLConnectionLifecycleTests {
 }
 
 struct URLConnectionDelegateVariantsTests {
-    let server = TestServer.http
+    let server: TestServer
+
+    init() async throws {
+        server = try await TestServer.http()
+    }
 
     @Test func aBaseDelegateGetsNoDataCallbacksButTheTerminalOne() async throws {
         final class BaseOnly: URLConnectionDelegate, @unchecked Sendable {

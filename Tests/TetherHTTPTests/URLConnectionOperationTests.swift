@@ -8,7 +8,11 @@ import FoundationNetworking
 #endif
 
 struct URLConnectionOperationTests {
-    let server = TestServer.http
+    let server: TestServer
+
+    init() async throws {
+        server = try await TestServer.http()
+    }
 
     @Test func operationsRunInALimitedQueueAndCompleteAfterFinishing() async throws {
         let queue = OperationQueue()

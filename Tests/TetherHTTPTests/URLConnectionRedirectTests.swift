@@ -8,7 +8,11 @@ import FoundationNetworking
 #endif
 
 struct URLConnectionRedirectTests {
-    let server = TestServer.http
+    let server: TestServer
+
+    init() async throws {
+        server = try await TestServer.http()
+    }
 
     @Test func followsARedirectChainShowingEveryHopToTheDelegate() async throws {
         let delegate = RecordingDelegate()

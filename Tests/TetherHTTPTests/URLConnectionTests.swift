@@ -10,7 +10,11 @@ import FoundationNetworking
 #endif
 
 struct URLConnectionTests {
-    let server = TestServer.http
+    let server: TestServer
+
+    init() async throws {
+        server = try await TestServer.http()
+    }
 
     @Test func loadDeliversCanonicalWillSendResponseDataAndFinishInOrder() async throws {
         let delegate = RecordingDelegate()

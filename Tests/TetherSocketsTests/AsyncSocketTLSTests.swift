@@ -6,7 +6,11 @@ import TetherSockets
 /// `AsyncSocket.startTLS` against real peers: `openssl s_server`/`s_client` and Python's `ssl`.
 @Suite(.timeLimit(.minutes(2)))
 struct AsyncSocketTLSTests {
-    let certificates = TLSTestCertificates.shared
+    let certificates: TLSTestCertificates
+
+    init() async throws {
+        certificates = try await TLSTestCertificates.shared()
+    }
 
     /// A delegate-face client connected to 127.0.0.1:`port` (by `host`), with `startTLS` queued at once.
     func secureClient(
@@ -47,7 +51,7 @@ struct AsyncSocketTLSTests {
     }
 
     @Test func operationsQueuedBeforeStartTLSRunInPlaintext() async throws {
-        let server = try PeerProcess.pythonServer(["--starttls"])
+        let server = try await PeerProcess.pythonServer(["--starttls"])
         defer { server.kill() }
         let port = try await server.port()
         let recorder = SocketRecorder(label: "starttls-client")
@@ -98,7 +102,7 @@ struct AsyncSocketTLSTests {
     @Test func theServerRoleServesOpenSSLClients() async throws {
         let listener = SocketRecorder(label: "tls-server")
         listener.onAccept = { _, child in
-            child.startTLS(try? TLSTestCertificates.shared.server())
+            child.startTLS(try? certificates.server())
             child.readData(to: Data("\n".utf8), withTimeout: 10, tag: 1)
         }
         listener.onRead = { sock, data, _ in
@@ -140,7 +144,7 @@ struct AsyncSocketTLSTests {
 
     @Test func connectingByNameChecksTheNameButAnIPLiteralDoesNotUnlessAPeerNameIsSet() async throws {
         // "other" is valid for other.example only.
-        let server = try PeerProcess.pythonServer(certificate: "other", ["--accept", "3"])
+        let server = try await PeerProcess.pythonServer(certificate: "other", ["--accept", "3"])
         defer { server.kill() }
         let port = try await server.port()
         let byIP = try secureClient(port: port, settings: try certificates.client())
@@ -158,16 +162,16 @@ struct AsyncSocketTLSTests {
     }
 
     @Test func pinnedPublicKeysAreEnforced() async throws {
-        let server = try PeerProcess.pythonServer(["--accept", "2"])
+        let server = try await PeerProcess.pythonServer(["--accept", "2"])
         defer { server.kill() }
         let port = try await server.port()
         var pinned = try certificates.client()
-        pinned.pinnedPublicKeyHashes = [try certificates.spkiHash("server")]
+        pinned.pinnedPublicKeyHashes = [try await certificates.spkiHash("server")]
         let good = try secureClient(port: port, host: "localhost", settings: pinned)
         defer { good.0.disconnect() }
         try await good.1.wait { $0.contains(.secured) }
 
-        pinned.pinnedPublicKeyHashes = [try certificates.spkiHash("other")]
+        pinned.pinnedPublicKeyHashes = [try await certificates.spkiHash("other")]
         let bad = try secureClient(port: port, host: "localhost", settings: pinned)
         let error = try #require(try await bad.1.waitForDisconnect())
         #expect(error.domain == .tls && error.code == .other)
@@ -203,7 +207,7 @@ struct AsyncSocketTLSTests {
     @Test func aServerCanEvaluateClientCertificatesManually() async throws {
         let listener = SocketRecorder(label: "manual-server")
         listener.onAccept = { _, child in
-            var settings = try? TLSTestCertificates.shared.server()
+            var settings = try? certificates.server()
             settings?.clientCertificateVerification = .required
             settings?.manuallyEvaluatesTrust = true
             child.startTLS(settings)
@@ -281,7 +285,7 @@ struct AsyncSocketTLSTests {
         let listener = SocketRecorder(label: "tls-server-plain")
         let server = AsyncSocket(delegate: listener, delegateQueue: listener.queue)
         listener.onAccept = { _, child in
-            child.startTLS(try? TLSTestCertificates.shared.server())
+            child.startTLS(try? certificates.server())
             child.readData(withTimeout: 10, tag: 1)
         }
         try server.accept(onInterface: "127.0.0.1", port: 0)
@@ -326,7 +330,7 @@ struct AsyncSocketTLSTests {
 
     @Test func aReadQueuedBeforeStartTLSCompletesInPlaintextBeforeTheHandshake() async throws {
         // SMTP-like: the server greets in plaintext, reads STARTTLS, then upgrades.
-        let server = try PeerProcess.pythonServer(["--starttls", "--greeting", "220 ready"])
+        let server = try await PeerProcess.pythonServer(["--starttls", "--greeting", "220 ready"])
         defer { server.kill() }
         let port = try await server.port()
         let recorder = SocketRecorder(label: "greeted-client")
@@ -345,7 +349,7 @@ struct AsyncSocketTLSTests {
     }
 
     @Test func versionsAndCipherSuitesAreHonoured() async throws {
-        let server = try PeerProcess.pythonServer(["--accept", "1"])
+        let server = try await PeerProcess.pythonServer(["--accept", "1"])
         defer { server.kill() }
         let port = try await server.port()
         var settings = try certificates.client()

@@ -9,7 +9,11 @@ import Testing
 /// The async face with TLS: `connect(tls:)`, `bind(tls:)`, `startTLS`, against Python's `ssl` and itself.
 @Suite(.timeLimit(.minutes(3)))
 struct TCPConnectionTLSTests {
-    let certificates = TLSTestCertificates.shared
+    let certificates: TLSTestCertificates
+
+    init() async throws {
+        certificates = try await TLSTestCertificates.shared()
+    }
 
     /// An echo server on the async face, each connection in its own task.
     func echoListener(_ settings: TLSSettings) async throws -> (TCPListener, Task<Void, any Error>) {
@@ -52,7 +56,7 @@ struct TCPConnectionTLSTests {
 
     @Test(arguments: [100 * 1024, 100 * 1024 * 1024])
     func transfersArriveIntactBothWays(size: Int) async throws {
-        let sink = try PeerProcess.pythonServer(["--mode", "sink"])
+        let sink = try await PeerProcess.pythonServer(["--mode", "sink"])
         defer { sink.kill() }
         let upload = try await TCPConnection.connect(
             host: "localhost",
@@ -70,7 +74,7 @@ struct TCPConnectionTLSTests {
         #expect(reply == "\(size) \(expected)\n")
         try await upload.close()
 
-        let source = try PeerProcess.pythonServer(["--mode", "source:\(size)"])
+        let source = try await PeerProcess.pythonServer(["--mode", "source:\(size)"])
         defer { source.kill() }
         let download = try await TCPConnection.connect(
             host: "127.0.0.1",
@@ -125,7 +129,7 @@ struct TCPConnectionTLSTests {
     }
 
     @Test func startTLSUpgradesAPlaintextConnection() async throws {
-        let server = try PeerProcess.pythonServer(["--starttls"])
+        let server = try await PeerProcess.pythonServer(["--starttls"])
         defer { server.kill() }
         let connection = try await TCPConnection.connect(host: "localhost", port: try await server.port())
         #expect(!connection.isSecure)
@@ -143,7 +147,7 @@ struct TCPConnectionTLSTests {
     }
 
     @Test func untrustedServersThrowTLSErrors() async throws {
-        let server = try PeerProcess.pythonServer(certificate: "other")
+        let server = try await PeerProcess.pythonServer(certificate: "other")
         defer { server.kill() }
         do {
             _ = try await TCPConnection.connect(
@@ -222,7 +226,7 @@ struct TCPConnectionTLSTests {
         // NIOSSL waits for the peer's close_notify up to its shutdown timeout; with remote half-closure allowed the
         // peer's answer used to leave the channel (and its memory) open that long after every close. The timeout
         // is made 5 minutes here: the channel must close long before (the peer answers at once).
-        let server = try PeerProcess.pythonServer()
+        let server = try await PeerProcess.pythonServer()
         defer { server.kill() }
         var settings = try certificates.client()
         settings.shutdownTimeout = .minutes(5)

@@ -7,17 +7,26 @@ import Testing
 
 @testable import TetherSockets
 
-/// Holds the connection's event loop until released, so that a test can tell what a write does without it.
+/// Holds an event loop until released, so that a test can tell what a write does without it.
+///
+/// Only ever a loop of the test's own group: tests run in parallel, and holding a loop of the shared group would
+/// stall every other test's sockets on it (their timers fire once it runs again) for as long as this test's tasks
+/// wait for a thread of the cooperative pool.
 final class LoopBlocker: Sendable {
-    private let started = DispatchSemaphore(value: 0)
     private let release = DispatchSemaphore(value: 0)
 
-    init(_ loop: any EventLoop) {
-        loop.execute { [started, release] in
-            started.signal()
-            release.wait()
+    private init() {}
+
+    /// Returns once `loop` is held.
+    static func hold(_ loop: any EventLoop) async -> LoopBlocker {
+        let blocker = LoopBlocker()
+        await withCheckedContinuation { (held: CheckedContinuation<Void, Never>) in
+            loop.execute { [release = blocker.release] in
+                held.resume()
+                release.wait()
+            }
         }
-        started.wait()
+        return blocker
     }
 
     func unblock() { release.signal() }
@@ -47,14 +56,15 @@ struct TCPConnectionWriteWindowTests {
     /// Holds the connection's event loop, then writes chunks until the window is full: only the window's fast path
     /// can let these writes return. Returns the blocker (to release the loop) and the number of chunks written.
     static func fillTheWindowWithTheLoopHeld(_ connection: TCPConnection) async throws -> (LoopBlocker, Int) {
-        let blocker = LoopBlocker(connection.channel.eventLoop)
+        let blocker = await LoopBlocker.hold(connection.channel.eventLoop)
         let count = WriteAdmission.limit / Self.chunk.readableBytes
         for _ in 0..<count { try await connection.write(Self.chunk) }
         return (blocker, count)
     }
 
     @Test func writesWithinTheWindowReturnWithoutTheEventLoop() async throws {
-        let (connection, peer, listener) = try await connectAsyncToRawPeer()
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let (connection, peer, listener) = try await connectAsyncToRawPeer(on: group)
         defer {
             peer.close()
             listener.close()
@@ -64,10 +74,12 @@ struct TCPConnectionWriteWindowTests {
         let received = try await onThread { peer.receive(count: count * 64 * 1024) }
         #expect(received.count == count * 64 * 1024)
         try await connection.close()
+        try await group.shutdownGracefully()
     }
 
     @Test func aWriteBeyondTheWindowWaitsUntilBytesDrain() async throws {
-        let (connection, peer, listener) = try await connectAsyncToRawPeer()
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let (connection, peer, listener) = try await connectAsyncToRawPeer(on: group)
         defer {
             peer.close()
             listener.close()
@@ -85,6 +97,7 @@ struct TCPConnectionWriteWindowTests {
         try await next.value
         #expect(received.count == (count + 1) * 64 * 1024)
         try await connection.close()
+        try await group.shutdownGracefully()
     }
 
     @Test func aWriteThatTimesOutWaitingForRoomStillGoesOutInOrder() async throws {

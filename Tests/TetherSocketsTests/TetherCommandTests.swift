@@ -44,8 +44,8 @@ struct TetherCommandTests {
     func serveEchoesAndPrintsItsPortFirst() async throws {
         let (process, firstLine) = try await Self.startServer(["serve", "--port", "0"])
         defer {
+            // SIGTERM; the reaper thread collects it (no blocking wait on the cooperative pool).
             process.terminate()
-            process.waitUntilExit()
         }
         let prefix = "listening on 127.0.0.1:"
         #expect(firstLine.hasPrefix(prefix))
@@ -105,7 +105,7 @@ struct TetherCommandTests {
         process.arguments = ["serve", "--port", "70000"]
         process.standardError = Pipe()
         try process.run()
-        process.waitUntilExit()
+        await process.exited()
         #expect(process.terminationStatus == 64)
     }
 
@@ -117,8 +117,8 @@ struct TetherCommandTests {
         )
         let (server, firstLine) = try await Self.startServer(["serve", "--frame", "stx"])
         defer {
+            // SIGTERM; the reaper thread collects it (no blocking wait on the cooperative pool).
             server.terminate()
-            server.waitUntilExit()
         }
         let port = try #require(
             firstLine.split(separator: ":").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
@@ -166,13 +166,13 @@ struct TetherCommandTests {
 
     @Test(.timeLimit(.minutes(1)))
     func tlsServeAndTLSNetcatTalkThroughTheTestCA() async throws {
-        let certificates = TLSTestCertificates.shared
+        let certificates = try await TLSTestCertificates.shared()
         let (server, firstLine) = try await Self.startServer([
             "serve", "--tls", "--cert", certificates.certificatePath("server"), "--key", certificates.keyPath("server"),
         ])
         defer {
+            // SIGTERM; the reaper thread collects it (no blocking wait on the cooperative pool).
             server.terminate()
-            server.waitUntilExit()
         }
         #expect(firstLine.hasSuffix("(TLS)\n"))
         let port = try #require(firstLine.split(separator: ":").last?.split(separator: " ").first.map(String.init))
@@ -206,7 +206,7 @@ struct TetherCommandTests {
         process.arguments = arguments
         process.standardError = Pipe()
         try process.run()
-        process.waitUntilExit()
+        await process.exited()
         #expect(process.terminationStatus == 64)
     }
 }

@@ -217,12 +217,23 @@ struct UDPSocketTests {
         try? await receiver.close()
     }
 
+    /// `size` bytes: `sequence` as a UInt32, then byte `i` is `sequence + i` (mod 256), copied in runs from a ramp
+    /// (a byte-by-byte loop in a debug build kept a thread of the cooperative pool busy for seconds).
     static func numbered(_ sequence: Int, size: Int) -> ByteBuffer {
         var buffer = ByteBuffer()
+        buffer.reserveCapacity(max(size, 4))
         buffer.writeInteger(UInt32(truncatingIfNeeded: sequence))
-        for index in 4..<max(size, 4) { buffer.writeInteger(UInt8(truncatingIfNeeded: sequence &+ index)) }
+        var index = 4
+        while index < size {
+            let start = Int(UInt8(truncatingIfNeeded: sequence &+ index))
+            let count = min(256, size - index)
+            buffer.writeBytes(ramp[start..<start + count])
+            index += count
+        }
         return buffer
     }
+
+    private static let ramp: [UInt8] = (0..<512).map { UInt8(truncatingIfNeeded: $0) }
 
     static func sequence(of buffer: ByteBuffer) -> Int {
         Int(buffer.getInteger(at: buffer.readerIndex, as: UInt32.self) ?? 0)

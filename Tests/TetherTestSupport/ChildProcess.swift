@@ -43,6 +43,7 @@ public final class ChildProcess: @unchecked Sendable {
     private let lock = NSCondition()
     private var pid: pid_t = 0
     private var status: Int32?
+    private var waiters: [CheckedContinuation<Void, Never>] = []
 
     public init() {}
 
@@ -92,18 +93,34 @@ public final class ChildProcess: @unchecked Sendable {
         let thread = Thread { [self] in
             var raw: Int32 = 0
             while waitpid(spawned, &raw, 0) == -1 && errno == EINTR {}
-            self.lock.withLock {
+            let waiting = self.lock.withLock {
                 self.status = raw
                 self.lock.broadcast()
+                defer { self.waiters = [] }
+                return self.waiters
             }
+            for waiter in waiting { waiter.resume() }
         }
         thread.start()
     }
 
-    /// Blocks until the process ended.
+    /// Blocks until the process ended. Not on the cooperative pool: tasks use ``exited()``.
     public func waitUntilExit() {
         self.lock.withLock {
             while self.status == nil { self.lock.wait() }
+        }
+    }
+
+    /// Suspends until the process ended, without holding a thread of the cooperative pool (which has only as
+    /// many threads as cores: a test blocking one stalls every other test's tasks).
+    public func exited() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ended = self.lock.withLock {
+                if self.status != nil { return true }
+                self.waiters.append(continuation)
+                return false
+            }
+            if ended { continuation.resume() }
         }
     }
 

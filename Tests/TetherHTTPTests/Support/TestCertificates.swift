@@ -4,7 +4,11 @@ import TetherTestSupport
 
 /// A CA and a server certificate for 127.0.0.1, made with the `openssl` CLI when the tests start.
 final class TestCertificates: Sendable {
-    static let shared: TestCertificates = try! TestCertificates()
+    /// The run's certificates, made on a thread of their own the first time a test asks (two RSA keys take
+    /// seconds on a busy machine; see ``TestServer/http()`` for why not in place).
+    static func shared() async throws -> TestCertificates { try await making.value }
+
+    private static let making = Task { try await offPool { try TestCertificates() } }
 
     let directory: URL
     let caCertificatePath: String

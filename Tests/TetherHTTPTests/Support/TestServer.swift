@@ -16,8 +16,21 @@ final class TestServer: @unchecked Sendable {
     private let process: ChildProcess
     private let stdin: Pipe
 
-    static let http: TestServer = try! TestServer(certificate: nil)
-    static let https: TestServer = try! TestServer(certificate: TestCertificates.shared)
+    /// The run's plain server, started on a thread of its own the first time a test asks.
+    ///
+    /// Not a `static let` started in place: the start waits for Python to print its port, and every task asking
+    /// meanwhile would block its thread of the cooperative pool (as many threads as cores) until then, stalling every
+    /// other test of the run.
+    static func http() async throws -> TestServer { try await plain.value }
+
+    /// The run's TLS server (``TestCertificates``), started as ``http()``.
+    static func https() async throws -> TestServer { try await secure.value }
+
+    private static let plain = Task { try await offPool { try TestServer(certificate: nil) } }
+    private static let secure = Task {
+        let certificates = try await TestCertificates.shared()
+        return try await offPool { try TestServer(certificate: certificates) }
+    }
 
     private init(certificate: TestCertificates?) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-http-tests")

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import NIOPosix
 import Testing
 import TetherSockets
 
@@ -83,9 +84,16 @@ func expectSocketError(
 }
 
 /// An async-face connection to a raw POSIX peer.
-func connectAsyncToRawPeer() async throws -> (TCPConnection, RawPeer, RawListener) {
+func connectAsyncToRawPeer(
+    on group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+) async throws -> (TCPConnection, RawPeer, RawListener) {
     let listener = try RawListener()
     async let accepted = onThread { listener.accept() }
-    let connection = try await TCPConnection.connect(host: "127.0.0.1", port: Int(listener.port), timeout: .seconds(5))
+    let connection = try await TCPConnection.connect(
+        host: "127.0.0.1",
+        port: Int(listener.port),
+        timeout: .seconds(5),
+        on: group
+    )
     return (connection, try await accepted, listener)
 }

@@ -3,6 +3,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import TetherSockets
+import TetherTestSupport
 
 #if canImport(Glibc)
 import CNIOLinux
@@ -160,13 +161,9 @@ extension SocketAddress {
     }
 }
 
-/// Runs blocking peer work off the cooperative pool.
+/// Runs blocking peer work off the cooperative pool (``offPool(_:)``).
 func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread.detachNewThread {
-            continuation.resume(with: Result { try body() })
-        }
-    }
+    try await offPool(body)
 }
 
 /// A delegate-face echo server: every accepted socket echoes what it reads.

@@ -11,7 +11,16 @@ import Glibc
 /// Certificates made with the `openssl` CLI once per test run: a CA; a server certificate for localhost, 127.0.0.1
 /// and ::1; an expired one; one for another host name; a self-signed one; a client certificate.
 final class TLSTestCertificates: Sendable {
-    static let shared: TLSTestCertificates = try! TLSTestCertificates()
+    /// The run's certificates, made on a thread of their own the first time a test asks.
+    ///
+    /// Not a `static let` made in place: six RSA keys take seconds on a busy 2-core machine, and every other task
+    /// asking meanwhile would block its thread of the cooperative pool too. With both threads blocked, every test of
+    /// the run stalls, while the sockets' timers keep running on their event loops and fire.
+    static func shared() async throws -> TLSTestCertificates {
+        try await making.value
+    }
+
+    private static let making = Task { try await onThread { try TLSTestCertificates() } }
 
     let directory: String
 
@@ -50,11 +59,14 @@ final class TLSTestCertificates: Sendable {
     }
 
     /// The SHA-256 of `name`'s SubjectPublicKeyInfo, computed by the openssl CLI (not by the code under test).
-    func spkiHash(_ name: String) throws -> [UInt8] {
-        let output = try Self.shell(
-            "openssl x509 -in \(name).pem -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -hex",
-            in: directory
-        )
+    func spkiHash(_ name: String) async throws -> [UInt8] {
+        let directory = directory
+        let output = try await onThread {
+            try Self.shell(
+                "openssl x509 -in \(name).pem -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -hex",
+                in: directory
+            )
+        }
         let hex = String(output.split(separator: "=").last ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         var bytes: [UInt8] = []
         var index = hex.startIndex
@@ -171,8 +183,8 @@ final class PeerProcess: @unchecked Sendable {
 
     /// A Python `ssl` server presenting the test certificate `certificate` (`TLSTestCertificates`), with more
     /// arguments of `tls_peer.py` (`--accept N`, `--mode …`, `--starttls`, …).
-    static func pythonServer(certificate: String = "server", _ extra: [String] = []) throws -> PeerProcess {
-        let certificates = TLSTestCertificates.shared
+    static func pythonServer(certificate: String = "server", _ extra: [String] = []) async throws -> PeerProcess {
+        let certificates = try await TLSTestCertificates.shared()
         return try python(
             ["server", "--cert", certificates.certificatePath(certificate), "--key", certificates.keyPath(certificate)]
                 + extra
@@ -220,15 +232,13 @@ final class PeerProcess: @unchecked Sendable {
 
     /// Waits for the process to exit (off the pool); returns its status.
     func waitForExit() async throws -> Int32 {
-        try await onThread { [self] in
-            process.waitUntilExit()
-            return process.terminationStatus
-        }
+        await process.exited()
+        return process.terminationStatus
     }
 
-    /// Kills the process (SIGKILL: some peers ignore SIGTERM while blocked).
+    /// Kills the process (SIGKILL: some peers ignore SIGTERM while blocked). Its reaper thread collects it; not
+    /// waiting here keeps the caller's thread of the cooperative pool free.
     func kill() {
         if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
     }
 }
