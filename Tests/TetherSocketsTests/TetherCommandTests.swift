@@ -16,7 +16,8 @@ struct TetherCommandTests {
         return nil
     }
 
-    /// Starts `tether` with `arguments` and returns it with the first line it printed.
+    /// Starts `tether` with `arguments` and returns it with the first line it printed. Tests end it with `terminate()`
+    /// and do not wait: its reaper thread collects it, and no thread of the cooperative pool blocks.
     static func startServer(_ arguments: [String]) async throws -> (ChildProcess, String) {
         let tether = try #require(
             locateExecutable(),
@@ -44,7 +45,6 @@ struct TetherCommandTests {
     func serveEchoesAndPrintsItsPortFirst() async throws {
         let (process, firstLine) = try await Self.startServer(["serve", "--port", "0"])
         defer {
-            // SIGTERM; the reaper thread collects it (no blocking wait on the cooperative pool).
             process.terminate()
         }
         let prefix = "listening on 127.0.0.1:"
@@ -117,7 +117,6 @@ struct TetherCommandTests {
         )
         let (server, firstLine) = try await Self.startServer(["serve", "--frame", "stx"])
         defer {
-            // SIGTERM; the reaper thread collects it (no blocking wait on the cooperative pool).
             server.terminate()
         }
         let port = try #require(
@@ -171,7 +170,6 @@ struct TetherCommandTests {
             "serve", "--tls", "--cert", certificates.certificatePath("server"), "--key", certificates.keyPath("server"),
         ])
         defer {
-            // SIGTERM; the reaper thread collects it (no blocking wait on the cooperative pool).
             server.terminate()
         }
         #expect(firstLine.hasSuffix("(TLS)\n"))

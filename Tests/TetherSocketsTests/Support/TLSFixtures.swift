@@ -230,12 +230,6 @@ final class PeerProcess: @unchecked Sendable {
         stdin.fileHandleForWriting.write(Data(text.utf8))
     }
 
-    /// Waits for the process to exit (off the pool); returns its status.
-    func waitForExit() async throws -> Int32 {
-        await process.exited()
-        return process.terminationStatus
-    }
-
     /// Kills the process (SIGKILL: some peers ignore SIGTERM while blocked). Its reaper thread collects it; not
     /// waiting here keeps the caller's thread of the cooperative pool free.
     func kill() {
