@@ -13,7 +13,7 @@ struct DelegateDeliveryTests {
         let started = DispatchSemaphore(value: 0)
         let gate = DispatchSemaphore(value: 0)
         let done = DispatchSemaphore(value: 0)
-        let log = NSLockedBox<[String]>([])
+        let log = LockedBox<[String]>([])
         delivery.submit { _ in
             started.signal()
             gate.wait()
@@ -43,7 +43,7 @@ struct DelegateDeliveryTests {
         let delivery = DelegateDelivery(target: .queue(queue))
         let started = DispatchSemaphore(value: 0)
         let gate = DispatchSemaphore(value: 0)
-        let log = NSLockedBox<[String]>([])
+        let log = LockedBox<[String]>([])
         delivery.submit { _ in
             started.signal()
             gate.wait()
@@ -61,7 +61,7 @@ struct DelegateDeliveryTests {
         let queue = OperationQueue()
         queue.isSuspended = true
         let delivery = DelegateDelivery(target: .queue(queue))
-        let log = NSLockedBox<[String]>([])
+        let log = LockedBox<[String]>([])
         for name in ["response", "data", "finish"] {
             delivery.submit(deferred: true) { isLive in log.withLock { $0.append(isLive ? name : "dead") } }
         }
@@ -82,7 +82,7 @@ struct DelegateDeliveryTests {
         let queue = OperationQueue()
         queue.isSuspended = true
         let delivery = DelegateDelivery(target: .queue(queue))
-        let log = NSLockedBox<[String]>([])
+        let log = LockedBox<[String]>([])
         delivery.submit(deferred: true) { _ in log.withLock { $0.append("deferred") } }
         delivery.submit { _ in log.withLock { $0.append("at once") } }
         #expect(queue.operationCount == 1)
@@ -97,7 +97,7 @@ struct DelegateDeliveryTests {
         let delivery = DelegateDelivery(target: .queue(queue))
         let executor = FlushingExecutor { delivery.flush() }
         let ran = DispatchSemaphore(value: 0)
-        let log = NSLockedBox<[String]>([])
+        let log = LockedBox<[String]>([])
         // The task never flushes: only the executor's hook after each job can hand the calls over.
         let task = Task(executorPreference: executor) {
             delivery.submit(deferred: true) { _ in log.withLock { $0.append("before suspending") } }

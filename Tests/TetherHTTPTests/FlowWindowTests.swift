@@ -7,8 +7,8 @@ import Testing
 /// resumes only below the low mark.
 struct FlowWindowTests {
     /// Reserves `count` in a task of its own; `resumed` is set once the reservation returns.
-    private func reserveInTask(_ window: FlowWindow, _ count: Int) -> (Task<Void, Never>, NSLockedBox<Bool>) {
-        let resumed = NSLockedBox(false)
+    private func reserveInTask(_ window: FlowWindow, _ count: Int) -> (Task<Void, Never>, LockedBox<Bool>) {
+        let resumed = LockedBox(false)
         let task = Task {
             await window.reserve(count)
             resumed.withLock { $0 = true }
@@ -17,7 +17,7 @@ struct FlowWindowTests {
     }
 
     /// Polls `flag` for up to `limit`.
-    private func becomesTrue(_ flag: NSLockedBox<Bool>, within limit: Duration = .seconds(10)) async throws -> Bool {
+    private func becomesTrue(_ flag: LockedBox<Bool>, within limit: Duration = .seconds(10)) async throws -> Bool {
         let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline {
             if flag.withLock({ $0 }) { return true }

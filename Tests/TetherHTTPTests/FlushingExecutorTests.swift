@@ -65,13 +65,13 @@ struct FlushingExecutorTests {
         let hint = LoopHint()
         let resumer = Resumer()
         let first = FlushingExecutor(loops: loops, hint: hint) { resumer.afterJob() }
-        let (startedOnLoop, resumedOnSecond) = await self.run(on: first) { () -> (Bool, Bool) in
-            // No loop has resumed a load yet: the first job runs on the queue.
-            let started = MultiThreadedEventLoopGroup.currentEventLoop != nil
+        let (startedOnFirst, resumedOnSecond) = await self.run(on: first) { () -> (Bool, Bool) in
+            // No loop has resumed a load yet: the first job runs on the first loop.
+            let started = loops[0].inEventLoop
             await resumer.suspend(resumingFrom: loops[1])
             return (started, loops[1].inEventLoop)
         }
-        #expect(!startedOnLoop)
+        #expect(startedOnFirst)
         #expect(resumedOnSecond)
         // The task was resumed at all: `afterJob` ran once its first job had ended.
         #expect(resumer.afterJobs.withLockedValue { $0 } >= 1)
@@ -83,20 +83,22 @@ struct FlushingExecutorTests {
         try await group.shutdownGracefully()
     }
 
-    @Test func aJobResumedByAnotherGroupsLoopRunsOnTheQueue() async throws {
+    @Test func aJobResumedByAnotherGroupsLoopRunsOnTheEnginesLoop() async throws {
         let engine = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let other = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let hint = LoopHint()
         hint.record(other.next())
         let resumer = Resumer()
         let executor = FlushingExecutor(loops: Array(engine.makeIterator()), hint: hint) { resumer.afterJob() }
-        let onLoop = await self.run(on: executor) { () -> [Bool] in
-            // The hint names a loop that is not the engine's: the first job runs on the queue.
-            let first = MultiThreadedEventLoopGroup.currentEventLoop != nil
+        let onEngine = await self.run(on: executor) { () -> [Bool] in
+            // The hint names a loop that is not the engine's: the first job runs on the engine's loop, and so does
+            // the one another group's loop resumes.
+            let first = engine.next().inEventLoop
             await resumer.suspend(resumingFrom: other.next())
-            return [first, MultiThreadedEventLoopGroup.currentEventLoop != nil]
+            return [first, engine.next().inEventLoop]
         }
-        #expect(onLoop == [false, false])
+        #expect(onEngine == [true, true])
+        // Only the engine's loops are recorded.
         #expect(hint.loop === other.next())
         try await engine.shutdownGracefully()
         try await other.shutdownGracefully()

@@ -29,7 +29,7 @@ struct URLConnectionDownloadTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let destination = directory.appendingPathComponent("big.bin")
         let size = 50 << 20
-        let reports = NSLockedBox<[DownloadProgress]>([])
+        let reports = LockedBox<[DownloadProgress]>([])
         let response = try await URLConnection.download(
             request(self.server.url("/big?size=\(size)"), timeout: 60),
             to: destination,

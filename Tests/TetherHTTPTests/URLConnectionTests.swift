@@ -102,6 +102,34 @@ struct URLConnectionTests {
         #expect(!URLConnection.canHandle(URLRequest(url: URL(string: "ftp://example.com/")!)))
         #expect(!URLConnection.canHandle(URLRequest(url: URL(string: "http:///nohost")!)))
         #expect(URLConnection(request: URLRequest(url: URL(string: "file:///tmp/x")!), delegate: nil) == nil)
+        // The scheme is matched without case, and exactly: no prefix or extension of it passes.
+        for scheme in ["HtTp", "hTTPs"] {
+            #expect(URLConnection.canHandle(URLRequest(url: URL(string: "\(scheme)://example.com/")!)))
+        }
+        for scheme in ["htt", "httpx", "httpss", "xhttp", "ws"] {
+            #expect(!URLConnection.canHandle(URLRequest(url: URL(string: "\(scheme)://example.com/")!)))
+        }
+        // Hosts: IPv6 literals and percent-encoded names are hosts; a port alone is not.
+        #expect(URLConnection.canHandle(URLRequest(url: URL(string: "http://[::1]:8080/")!)))
+        #expect(URLConnection.canHandle(URLRequest(url: URL(string: "http://ex%61mple.com/")!)))
+        if let portOnly = URL(string: "http://:8080/") {
+            #expect(!URLConnection.canHandle(URLRequest(url: portOnly)))
+        }
+        var noURL = URLRequest(url: URL(string: "http://example.com/")!)
+        noURL.url = nil
+        #expect(!URLConnection.canHandle(noURL))
+    }
+
+    @Test func methodsAreUppercasedOnlyWhenNeeded() {
+        var request = URLRequest(url: URL(string: "http://example.com/")!)
+        request.httpMethod = nil
+        #expect(HTTPLoad.method(of: request) == "GET")
+        request.httpMethod = "post"
+        #expect(HTTPLoad.method(of: request) == "POST")
+        request.httpMethod = "PROPFIND"
+        #expect(HTTPLoad.method(of: request) == "PROPFIND")
+        request.httpMethod = "Delete"
+        #expect(HTTPLoad.method(of: request) == "DELETE")
     }
 
     @Test func httpErrorStatusesAreResponsesNotErrors() async throws {

@@ -28,7 +28,7 @@ enum CacheRules {
     }
 
     static func isStorable(request: URLRequest, statusCode: Int, headers: [String: String]) -> Bool {
-        guard (request.httpMethod ?? "GET").uppercased() == "GET" else { return false }
+        guard HTTPLoad.method(of: request) == "GET" else { return false }
         guard self.storableStatuses.contains(statusCode) else { return false }
         // Storing needs max-age, Expires or a validator: a response with none of their headers (the common case)
         // is decided in one pass over its names, without parsing any directive.
@@ -75,7 +75,7 @@ enum CacheRules {
     }
 
     /// HTTP-date parsers (IMF-fixdate, RFC 850, asctime), made once: DateFormatter is expensive to create.
-    private static let dateFormatters = NSLockedBox(
+    private static let dateFormatters = LockedBox(
         ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"].map { format in
             let formatter = DateFormatter()
             formatter.locale = Locale(identifier: "en_US_POSIX")

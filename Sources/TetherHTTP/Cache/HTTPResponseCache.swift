@@ -26,7 +26,7 @@ public final class HTTPResponseCache: Sendable {
         var usage = 0
     }
 
-    private let state = NSLockedBox(MemoryState())
+    private let state = LockedBox(MemoryState())
     private let diskLock = NSLock()
     private let directory: URL?
 
@@ -230,17 +230,5 @@ public final class HTTPResponseCache: Sendable {
     private func removeFromDisk(key: String) {
         guard let url = self.fileURL(key: key) else { return }
         self.diskLock.withLock { _ = try? FileManager.default.removeItem(at: url) }
-    }
-}
-
-/// A value guarded by an `NSLock`.
-final class NSLockedBox<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        try self.lock.withLock { try body(&self.value) }
     }
 }

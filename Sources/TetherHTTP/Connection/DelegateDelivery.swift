@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 
 /// Runs a connection's delegate calls on its delivery target, one at a time and in order.
 ///
@@ -12,22 +13,14 @@ final class DelegateDelivery {
     }
 
     private final class Entry {
-        private let lock = NSLock()
-        private var claimed = false
+        /// Set once, under the delivery's lock, by whoever runs the entry.
+        var claimed = false
         let body: (_ isLive: Bool) -> Void
 
         init(_ body: @escaping (_ isLive: Bool) -> Void) { self.body = body }
-
-        func claim() -> Bool {
-            self.lock.withLock {
-                if self.claimed { return false }
-                self.claimed = true
-                return true
-            }
-        }
     }
 
-    private let lock = NSLock()
+    private let lock = NIOLock()
     private let target: Target
     private var pending: [Entry] = []
     private var pendingHead = 0
@@ -51,7 +44,8 @@ final class DelegateDelivery {
             return (false, deferred ? nil : self.nextLocked())
         }
         if wasClosed {
-            if entry.claim() { entry.body(false) }
+            // Never queued: no one else can run it.
+            entry.body(false)
             return
         }
         if let toPost { self.post(toPost) }
@@ -73,9 +67,13 @@ final class DelegateDelivery {
             self.pending = []
             self.pendingHead = 0
             self.inFlight = nil
-            return all
+            return all.filter { entry in
+                if entry.claimed { return false }
+                entry.claimed = true
+                return true
+            }
         }
-        for entry in entries where entry.claim() {
+        for entry in entries {
             entry.body(false)
         }
     }
@@ -118,10 +116,16 @@ final class DelegateDelivery {
         var entry = entry
         var ran = 0
         while true {
-            guard entry.claim() else { return }
-            entry.body(self.isOpen)
-            ran += 1
             let current = entry
+            // nil: already claimed (by `close()`, which runs it); else whether the delivery is still open.
+            let isLive: Bool? = self.lock.withLock {
+                if current.claimed { return nil }
+                current.claimed = true
+                return !self.isClosed
+            }
+            guard let isLive else { return }
+            entry.body(isLive)
+            ran += 1
             let next: Entry? = self.lock.withLock {
                 if self.inFlight === current { self.inFlight = nil }
                 return self.isClosed ? nil : self.nextLocked()
@@ -138,7 +142,7 @@ final class DelegateDelivery {
     private static let batchLimit = 64
 }
 
-// Delivery state is guarded by `lock`; entries are claimed exactly once under their own lock.
+// Delivery state is guarded by `lock`; entries are claimed exactly once, under the same lock.
 extension DelegateDelivery: @unchecked Sendable {}
 
 /// Carries a value that is only touched on the thread that the caller arranged, across a `@Sendable` boundary.

@@ -26,7 +26,7 @@ extension URLConnection {
             "URLConnection.sendSynchronousRequest must not block an event-loop thread"
         )
         let semaphore = DispatchSemaphore(value: 0)
-        let outcome = NSLockedBox<LoadOutcome?>(nil)
+        let outcome = LockedBox<LoadOutcome?>(nil)
         let observer = CollectingObserver(limit: Configuration.default.maximumResponseBodySize) { result in
             outcome.withLock { $0 = result }
             semaphore.signal()
@@ -136,7 +136,7 @@ final class OutcomePromise: Sendable {
         var waiter: CheckedContinuation<LoadOutcome, Never>?
     }
 
-    private let state = NSLockedBox(State())
+    private let state = LockedBox(State())
 
     func fulfil(_ outcome: LoadOutcome) {
         let waiter = self.state.withLock { state -> CheckedContinuation<LoadOutcome, Never>? in

@@ -36,7 +36,7 @@ public final class URLConnection: Sendable {
         var currentRequest: URLRequest
     }
 
-    private let state: NSLockedBox<State>
+    private let state: LockedBox<State>
     private let creationRunLoop: UncheckedBox<RunLoop>
     private let window = FlowWindow(limit: 1 << 20)
 
@@ -65,7 +65,7 @@ public final class URLConnection: Sendable {
         self.creationRunLoop = UncheckedBox(RunLoop.current)
         let dataDelegate = delegate as? any URLConnectionDataDelegate
         self.hasDataDelegate = dataDelegate != nil
-        self.state = NSLockedBox(State(delegate: delegate, dataDelegate: dataDelegate, currentRequest: request))
+        self.state = LockedBox(State(delegate: delegate, dataDelegate: dataDelegate, currentRequest: request))
         if startImmediately { self.start() }
     }
 
@@ -201,9 +201,29 @@ public final class URLConnection: Sendable {
     /// - Parameter request: The request.
     /// - Returns: true for http(s) URLs with a host.
     public static func canHandle(_ request: URLRequest) -> Bool {
-        guard let url = request.url, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https"
+        guard let url = request.url, let scheme = url.scheme, Self.isHTTPScheme(scheme),
+            let host = url.host(percentEncoded: true), !host.isEmpty
         else { return false }
-        return !(url.host ?? "").isEmpty
+        // A host without percent-encoding is what it says; one with it must also decode.
+        return !host.utf8.contains(UInt8(ascii: "%")) || !(url.host ?? "").isEmpty
+    }
+
+    /// "http" or "https", in any case, without making a lowercase copy.
+    private static func isHTTPScheme(_ scheme: String) -> Bool {
+        let http: [UInt8] = [0x68, 0x74, 0x74, 0x70]
+        var index = 0
+        for byte in scheme.utf8 {
+            let lower = byte | 0x20
+            if index < 4 {
+                guard lower == http[index] else { return false }
+            } else if index == 4 {
+                guard lower == 0x73 else { return false }
+            } else {
+                return false
+            }
+            index += 1
+        }
+        return index == 4 || index == 5
     }
 
     /// A platform-neutral answer to an authentication challenge (see ``answer(_:with:)``).
@@ -399,7 +419,7 @@ extension URLConnection: LoadObserver {
     }
 
     func loadDidFinish() async {
-        self.post({ delegate in delegate.connectionDidFinishLoadingIfData(self) }, always: { self.terminate() })
+        self.postData({ delegate in delegate.connectionDidFinishLoading(self) }, always: { self.terminate() })
     }
 
     func loadDidFail(_ error: URLError) async {
@@ -408,12 +428,6 @@ extension URLConnection: LoadObserver {
 
     func loadDidStopSilently() {
         self.terminate()
-    }
-}
-
-extension URLConnectionDelegate {
-    fileprivate func connectionDidFinishLoadingIfData(_ connection: URLConnection) {
-        (self as? any URLConnectionDataDelegate)?.connectionDidFinishLoading(connection)
     }
 }
 
@@ -433,7 +447,7 @@ final class FlowWindow: Sendable {
 
     private let limit: Int
     private let resumeBelow: Int
-    private let state = NSLockedBox(State())
+    private let state = LockedBox(State())
 
     init(limit: Int, resumeBelow: Int? = nil) {
         self.limit = limit

@@ -166,7 +166,7 @@ extension URLConnectionDataDelegate {
 /// implementation never changes, so a later load of a delegate of such a type starts at once, without a round trip
 /// to the delegate queue to ask what the default would answer.
 enum DefaultWillSend {
-    private static let types = NSLockedBox<Set<ObjectIdentifier>>([])
+    private static let types = LockedBox<Set<ObjectIdentifier>>([])
 
     static func note(_ type: Any.Type) {
         self.types.withLock { _ = $0.insert(ObjectIdentifier(type)) }

@@ -18,46 +18,49 @@ import NIOPosix
 /// response or a body part) runs on that loop, behind what it is doing, instead of waking the queue's thread; and
 /// the load's first job runs on the loop that last resumed a load, where its connection most likely is. The load
 /// then costs no hop to another thread and back. Only for loads whose code cannot block (no body stream to read, no
-/// disk cache to write); other loads pass no loops, and a job enqueued from any other thread runs on the queue.
+/// disk cache to write): such a load runs all its jobs on the loops (one enqueued from another thread runs on the
+/// last loop that resumed a load, else on the first loop). Other loads pass no loops and run on the queue.
 @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
 final class FlushingExecutor: TaskExecutor {
     private let afterJob: @Sendable () -> Void
     private let loops: [any EventLoop]
     private let hint: LoopHint
-    private let queue = DispatchQueue(label: "tether.http.load")
+    /// Only for loads that may not run on the loops (none given): a queue costs an allocation per load.
+    private let queue: DispatchQueue?
 
     init(loops: [any EventLoop] = [], hint: LoopHint = .shared, afterJob: @escaping @Sendable () -> Void) {
         self.loops = loops
         self.hint = hint
         self.afterJob = afterJob
+        self.queue = loops.isEmpty ? DispatchQueue(label: "tether.http.load") : nil
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        if let loop = self.loop() {
-            loop.execute {
+        guard let queue = self.queue else {
+            self.loop().execute {
                 job.runSynchronously(on: self.asUnownedTaskExecutor())
                 self.afterJob()
             }
             return
         }
-        self.queue.async {
+        queue.async {
             job.runSynchronously(on: self.asUnownedTaskExecutor())
             self.afterJob()
         }
     }
 
-    /// The loop to run the next job on: the current thread's, when it is one of `loops`; else the last loop that
-    /// resumed a load, when it is one of them and the job does not come from another loop; else none (the queue).
-    private func loop() -> (any EventLoop)? {
-        guard !self.loops.isEmpty else { return nil }
-        if let current = MultiThreadedEventLoopGroup.currentEventLoop {
-            guard self.loops.contains(where: { $0 === current }) else { return nil }
+    /// The loop to run the next job on (`loops` is not empty): the current thread's, when it is one of `loops`;
+    /// else the last loop that resumed a load, when it is one of them; else the first of them.
+    private func loop() -> any EventLoop {
+        if let current = MultiThreadedEventLoopGroup.currentEventLoop,
+            self.loops.contains(where: { $0 === current })
+        {
             self.hint.record(current)
             return current
         }
-        guard let last = self.hint.loop, self.loops.contains(where: { $0 === last }) else { return nil }
-        return last
+        if let last = self.hint.loop, self.loops.contains(where: { $0 === last }) { return last }
+        return self.loops[0]
     }
 }
 

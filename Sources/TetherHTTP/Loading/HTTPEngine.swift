@@ -29,9 +29,9 @@ enum HTTPEngine {
         }
     }
 
-    private static let clients = NSLockedBox<[Key: HTTPClient]>([:])
+    private static let clients = LockedBox<[Key: HTTPClient]>([:])
     /// The engines without TLS settings (the common case), found without building or hashing a TLS key.
-    private static let plainClients = NSLockedBox<[PlainKey: HTTPClient]>([:])
+    private static let plainClients = LockedBox<[PlainKey: HTTPClient]>([:])
 
     private struct PlainKey: Hashable {
         var group: ObjectIdentifier

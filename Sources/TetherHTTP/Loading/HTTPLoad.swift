@@ -30,14 +30,14 @@ final class HTTPLoad: Sendable {
 
     let configuration: URLConnection.Configuration
     let observer: any LoadObserver
-    let state: NSLockedBox<State>
+    let state: LockedBox<State>
     private let originalRequest: URLRequest
 
     init(request: URLRequest, configuration: URLConnection.Configuration, observer: any LoadObserver) {
         self.originalRequest = request
         self.configuration = configuration
         self.observer = observer
-        self.state = NSLockedBox(State(currentRequest: request))
+        self.state = LockedBox(State(currentRequest: request))
     }
 
     var currentRequest: URLRequest { self.state.withLock { $0.currentRequest } }
@@ -213,7 +213,7 @@ final class HTTPLoad: Sendable {
 
     private func perform(_ request: URLRequest, context: LoadContext) async throws {
         let cache = self.configuration.responseCache
-        let isGET = (request.httpMethod ?? "GET").uppercased() == "GET"
+        let isGET = Self.method(of: request) == "GET"
         var stored: CacheEntry? = (cache != nil && isGET) ? cache?.entry(for: request) : nil
         switch request.cachePolicy {
         case .returnCacheDataDontLoad:
@@ -295,7 +295,7 @@ final class HTTPLoad: Sendable {
                 isChecked = true
             }
             if let code = self.cancelCode { throw URLError.tether(code, url: url) }
-            let method = (current.httpMethod ?? "GET").uppercased()
+            let method = Self.method(of: current)
 
             var outgoing = HTTPClientRequest(url: url.absoluteString)
             outgoing.method = HTTPMethod(rawValue: method)
@@ -519,7 +519,7 @@ final class HTTPLoad: Sendable {
         if let code = self.cancelCode { throw URLError.tether(code, url: url) }
 
         guard let cache else { return }
-        let method = (request.httpMethod ?? "GET").uppercased()
+        let method = Self.method(of: request)
         if !["GET", "HEAD", "OPTIONS", "TRACE"].contains(method), status < 400 {
             cache.removeCachedResponse(for: request)
             return
@@ -583,6 +583,13 @@ final class HTTPLoad: Sendable {
     }
 
     // MARK: - Helpers
+
+    /// The request's method in upper case (methods are case-sensitive on the wire; Foundation's are matched
+    /// without case), without making a new string when it already is.
+    static func method(of request: URLRequest) -> String {
+        guard let method = request.httpMethod else { return "GET" }
+        return method.utf8.contains(where: { $0 >= 0x61 && $0 <= 0x7A }) ? method.uppercased() : method
+    }
 
     static func headerDictionary(_ headers: HTTPHeaders) -> [String: String] {
         var result: [String: String] = [:]

@@ -15,13 +15,13 @@ final class IdleWatchdog: Sendable {
 
     private let timeout: TimeAmount
     private let onFire: @Sendable () -> Void
-    private let state: NSLockedBox<State>
+    private let state: LockedBox<State>
 
     init?(timeoutInterval: Double, onFire: @escaping @Sendable () -> Void) {
         guard timeoutInterval > 0, timeoutInterval.isFinite else { return nil }
         self.timeout = .nanoseconds(Int64(min(timeoutInterval, 365 * 86_400) * 1e9))
         self.onFire = onFire
-        self.state = NSLockedBox(State(lastActivity: .now()))
+        self.state = LockedBox(State(lastActivity: .now()))
     }
 
     func start() {
@@ -78,7 +78,7 @@ final class WatchdogTicker: Sendable {
     }
 
     private static let interval = DispatchTimeInterval.milliseconds(50)
-    private let state = NSLockedBox(State())
+    private let state = LockedBox(State())
     private let queue = DispatchQueue(label: "tether.http.idle-timeouts")
 
     func register(_ watchdog: IdleWatchdog) {

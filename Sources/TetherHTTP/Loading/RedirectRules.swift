@@ -11,7 +11,7 @@ enum RedirectRules {
     static func request(following request: URLRequest, to target: URL, status: Int) -> URLRequest {
         var next = request
         next.url = target
-        let method = (request.httpMethod ?? "GET").uppercased()
+        let method = HTTPLoad.method(of: request)
         if (status == 303 && method != "HEAD") || ((status == 301 || status == 302) && method == "POST") {
             next.httpMethod = "GET"
             next.httpBody = nil

@@ -26,7 +26,7 @@ public final class URLConnectionOperation: Operation {
         var collector: OperationCollector?
     }
 
-    private let state = NSLockedBox(State())
+    private let state = LockedBox(State())
     private let configuration: URLConnection.Configuration
     private let deliveryQueue: OperationQueue
 
