@@ -57,6 +57,36 @@ struct DelegateDeliveryTests {
         #expect(log.withLock { $0 } == ["dead"])
     }
 
+    @Test func onTwoRunLoopsEveryCallRunsOnceInOrderAndAfterCloseASubmitRunsDeadAtOnce() {
+        let first = RunLoopThread()
+        let second = RunLoopThread()
+        defer {
+            first.stop()
+            second.stop()
+        }
+        // Both run loops are offered every batch; whichever runs it first claims it, the other finds it taken.
+        let delivery = DelegateDelivery(target: .runLoops([(first.runLoop, .default), (second.runLoop, .default)]))
+        let done = DispatchSemaphore(value: 0)
+        let log = LockedBox<[Int]>([])
+        let count = 300
+        for index in 0..<count {
+            delivery.submit { isLive in
+                if isLive { log.withLock { $0.append(index) } }
+                if index == count - 1 { done.signal() }
+            }
+        }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(log.withLock { $0 } == Array(0..<count))
+
+        delivery.close()
+        let caller = Thread.current
+        let dead = LockedBox<(isLive: Bool, onCaller: Bool)?>(nil)
+        delivery.submit { isLive in dead.withLock { $0 = (isLive, Thread.current === caller) } }
+        let ran = dead.withLock { $0 }
+        #expect(ran?.isLive == false)
+        #expect(ran?.onCaller == true)
+    }
+
     @Test func deferredCallsWaitForAFlushAndThenRunInOneOperation() {
         let queue = OperationQueue()
         queue.isSuspended = true
