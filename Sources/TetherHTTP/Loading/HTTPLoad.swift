@@ -63,6 +63,7 @@ final class HTTPLoad: Sendable {
             return true
         }
         guard shouldStart else { return }
+        self.prepareCookieStorage()
         let preferred = self.state.withLock { $0.preferredExecutor }
         let task: Task<Void, Never>
         if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *), let executor = preferred as? FlushingExecutor {
@@ -108,8 +109,17 @@ final class HTTPLoad: Sendable {
             return true
         }
         guard shouldStart else { return }
+        self.prepareCookieStorage()
         await self.run()
     }
+
+    /// The shared cookie storage reads its file the first time it is used: that happens here, on the thread that
+    /// starts the load, not on the event loop where a load's steps may run.
+    private func prepareCookieStorage() {
+        if self.originalRequest.httpShouldHandleCookies { _ = Self.cookieStorage }
+    }
+
+    private static let cookieStorage: HTTPCookieStorage = .shared
 
     /// Stops the load; the first reason wins.
     func cancel(_ code: URLError.Code = .cancelled) {
