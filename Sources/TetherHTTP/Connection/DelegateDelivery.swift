@@ -1,6 +1,10 @@
 import Foundation
 import NIOConcurrencyHelpers
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// Runs a connection's delegate calls on its delivery target, one at a time and in order.
 ///
 /// The next call is handed to the target only after the previous one returned, so calls never overlap even on
@@ -12,23 +16,41 @@ final class DelegateDelivery {
         case runLoops([(RunLoop, RunLoop.Mode)])
     }
 
+    /// What a connection's load produces, handed over as a value (no closure to make and free per call): the
+    /// delivery runs it through its ``handler``.
+    enum Event {
+        case response(HTTPURLResponse)
+        case data(Data)
+        case finish
+        case failure(URLError)
+    }
+
+    private enum Work {
+        case call((_ isLive: Bool) -> Void)
+        case event(Event)
+    }
+
     private final class Entry {
         /// Set once, under the delivery's lock, by whoever runs the entry.
         var claimed = false
-        let body: (_ isLive: Bool) -> Void
+        let work: Work
 
-        init(_ body: @escaping (_ isLive: Bool) -> Void) { self.body = body }
+        init(_ work: Work) { self.work = work }
     }
 
     private let lock = NIOLock()
     private let target: Target
+    /// Runs an ``Event`` (`isLive` as for calls). It may hold its owner: the owner breaks the cycle when it lets
+    /// go of the delivery.
+    private let handler: (Event, _ isLive: Bool) -> Void
     private var pending: [Entry] = []
     private var pendingHead = 0
     private var inFlight: Entry?
     private var isClosed = false
 
-    init(target: Target) {
+    init(target: Target, handler: @escaping (Event, _ isLive: Bool) -> Void = { _, _ in }) {
         self.target = target
+        self.handler = handler
     }
 
     /// Queues `body`; it runs on the target with `isLive == true`, or with `false` if the delivery closed first.
@@ -37,7 +59,15 @@ final class DelegateDelivery {
     ///   before the target is asked to run anything: calls produced in a row then reach the target in one
     ///   operation. The producer must flush before it waits for anything.
     func submit(deferred: Bool = false, _ body: @escaping (_ isLive: Bool) -> Void) {
-        let entry = Entry(body)
+        self.submit(Entry(.call(body)), deferred: deferred)
+    }
+
+    /// Queues `event` for the ``handler``, like a call.
+    func submit(_ event: Event, deferred: Bool) {
+        self.submit(Entry(.event(event)), deferred: deferred)
+    }
+
+    private func submit(_ entry: Entry, deferred: Bool) {
         let (wasClosed, toPost): (Bool, Entry?) = self.lock.withLock {
             if self.isClosed { return (true, nil) }
             self.pending.append(entry)
@@ -45,10 +75,17 @@ final class DelegateDelivery {
         }
         if wasClosed {
             // Never queued: no one else can run it.
-            entry.body(false)
+            self.perform(entry, isLive: false)
             return
         }
         if let toPost { self.post(toPost) }
+    }
+
+    private func perform(_ entry: Entry, isLive: Bool) {
+        switch entry.work {
+        case .call(let body): body(isLive)
+        case .event(let event): self.handler(event, isLive)
+        }
     }
 
     /// Hands deferred calls to the target (nothing to do when a batch is already running: it takes them).
@@ -74,7 +111,7 @@ final class DelegateDelivery {
             }
         }
         for entry in entries {
-            entry.body(false)
+            self.perform(entry, isLive: false)
         }
     }
 
@@ -124,7 +161,7 @@ final class DelegateDelivery {
                 return !self.isClosed
             }
             guard let isLive else { return }
-            entry.body(isLive)
+            self.perform(entry, isLive: isLive)
             ran += 1
             let next: Entry? = self.lock.withLock {
                 if self.inFlight === current { self.inFlight = nil }

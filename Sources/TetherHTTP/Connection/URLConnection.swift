@@ -96,7 +96,7 @@ public final class URLConnection: Sendable {
             } else {
                 target = .runLoops([(self.creationRunLoop.value, .default)])
             }
-            let delivery = DelegateDelivery(target: target)
+            let delivery = DelegateDelivery(target: target) { event, isLive in self.deliver(event, isLive: isLive) }
             state.delivery = delivery
             let load = HTTPLoad(request: self.originalRequest, configuration: self.configuration, observer: self)
             if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
@@ -258,15 +258,12 @@ public final class URLConnection: Sendable {
     /// Whether the delegate takes data callbacks; the others are skipped without a trip to the delivery target.
     private let hasDataDelegate: Bool
 
-    /// Posts `body` with the data delegate to the delivery target without waiting; `always` runs even when the
-    /// delivery closed. `deferrable`: the call comes from the load's task, so it may wait for the task's next flush.
-    private func postData(
-        deferrable: Bool = true,
-        _ body: @escaping (any URLConnectionDataDelegate) -> Void,
-        always: (() -> Void)? = nil
-    ) {
-        self.submit(deferrable: deferrable, always: always) {
-            if let delegate = self.state.withLock({ $0.dataDelegate }) { body(delegate) }
+    /// Posts `body` with the data delegate to the delivery target at once, without waiting: for upload progress,
+    /// which may be reported from the engine's threads, outside the load's task (so never deferred).
+    private func postData(_ body: @escaping (any URLConnectionDataDelegate) -> Void) {
+        guard let delivery = self.delivery else { return }
+        delivery.submit { isLive in
+            if isLive, let delegate = self.state.withLock({ $0.dataDelegate }) { body(delegate) }
         }
     }
 
@@ -292,25 +289,38 @@ public final class URLConnection: Sendable {
         return result.value
     }
 
-    /// Posts `body` to the delivery target without waiting (deferred to the load's next flush when its task runs
-    /// on a ``FlushingExecutor``); `always` runs even when the delivery closed.
-    private func post(_ body: @escaping (any URLConnectionDelegate) -> Void, always: (() -> Void)? = nil) {
-        self.submit(deferrable: true, always: always) {
-            if let delegate = self.delegate { body(delegate) }
-        }
-    }
-
-    /// Submits `live` (run only while the delivery is open) and `always` to the delivery target, deferred when
-    /// `deferrable` and the load's task runs on a ``FlushingExecutor``.
-    private func submit(deferrable: Bool, always: (() -> Void)?, _ live: @escaping () -> Void) {
-        let (delivery, deferred) = self.state.withLock { ($0.delivery, deferrable && $0.defersDelivery) }
+    /// Hands `event` to the delivery target, deferred to the load's next flush when its task runs on a
+    /// ``FlushingExecutor``; without a delivery (cancelled or ended), runs what it must do even when dead.
+    private func submit(_ event: DelegateDelivery.Event) {
+        let (delivery, deferred) = self.state.withLock { ($0.delivery, $0.defersDelivery) }
         guard let delivery else {
-            always?()
+            self.deliver(event, isLive: false)
             return
         }
-        delivery.submit(deferred: deferred) { isLive in
-            if isLive { live() }
-            always?()
+        delivery.submit(event, deferred: deferred)
+    }
+
+    /// Runs `event` on the delivery target: the delegate call while live, then what must happen either way (the
+    /// flow window gets its bytes back; a terminal event ends the connection).
+    private func deliver(_ event: DelegateDelivery.Event, isLive: Bool) {
+        switch event {
+        case .response(let response):
+            if isLive, let delegate = self.state.withLock({ $0.dataDelegate }) {
+                delegate.connection(self, didReceive: response)
+            }
+        case .data(let data):
+            if isLive, let delegate = self.state.withLock({ $0.dataDelegate }) {
+                delegate.connection(self, didReceive: data)
+            }
+            self.window.release(data.count)
+        case .finish:
+            if isLive, let delegate = self.state.withLock({ $0.dataDelegate }) {
+                delegate.connectionDidFinishLoading(self)
+            }
+            self.terminate()
+        case .failure(let error):
+            if isLive, let delegate = self.delegate { delegate.connection(self, didFailWithError: error) }
+            self.terminate()
         }
     }
 
@@ -372,8 +382,7 @@ extension URLConnection: LoadObserver {
 
     func loadDidSendBodyData(bytesWritten: Int, totalBytesWritten: Int, totalBytesExpectedToWrite: Int) {
         guard self.hasDataDelegate else { return }
-        // Upload progress may be reported from the engine's threads, outside the load's task: never deferred.
-        self.postData(deferrable: false) { delegate in
+        self.postData { delegate in
             delegate.connection(
                 self,
                 didSendBodyData: bytesWritten,
@@ -385,8 +394,7 @@ extension URLConnection: LoadObserver {
 
     func loadDidReceive(_ response: HTTPURLResponse) async throws {
         guard self.hasDataDelegate else { return }
-        let box = UncheckedBox(response)
-        self.postData { delegate in delegate.connection(self, didReceive: box.value) }
+        self.submit(.response(response))
     }
 
     func loadDidReceive(_ data: ByteBuffer) async throws {
@@ -400,10 +408,7 @@ extension URLConnection: LoadObserver {
             byteTransferStrategy: count >= 4096 ? .noCopy : .copy
         )!
         await self.window.reserve(count)
-        self.postData(
-            { delegate in delegate.connection(self, didReceive: bytes) },
-            always: { self.window.release(count) }
-        )
+        self.submit(.data(bytes))
     }
 
     func loadWillCache(_ cachedResponse: CachedURLResponse) async -> CachedURLResponse? {
@@ -419,11 +424,11 @@ extension URLConnection: LoadObserver {
     }
 
     func loadDidFinish() async {
-        self.postData({ delegate in delegate.connectionDidFinishLoading(self) }, always: { self.terminate() })
+        self.submit(.finish)
     }
 
     func loadDidFail(_ error: URLError) async {
-        self.post({ delegate in delegate.connection(self, didFailWithError: error) }, always: { self.terminate() })
+        self.submit(.failure(error))
     }
 
     func loadDidStopSilently() {
