@@ -116,6 +116,47 @@ struct URLConnectionLifecycleTests {
         #expect(!DefaultWillSend.isDefault(for: MarkingDelegate.self))
     }
 
+    /// A connection holds itself (through its load and its delivery) only until its load ends: once finished, failed
+    /// or cancelled, and no longer held by its creator, it is freed.
+    @Test func finishedFailedAndCancelledConnectionsAreFreed() async throws {
+        final class WeakConnection: @unchecked Sendable {
+            weak var value: URLConnection?
+        }
+        let queue = OperationQueue()
+        let refused = URL(string: "http://127.0.0.1:\(try closedPort())/")!
+        var freedChecks: [(String, WeakConnection)] = []
+        for (name, url, cancels) in [
+            ("finished", self.server.url("/hello"), false), ("failed", refused, false),
+            ("cancelled", self.server.url("/hello"), true),
+        ] {
+            let delegate = EndOnlyDelegate()
+            let weak = WeakConnection()
+            do {
+                let connection = URLConnection(
+                    request: request(url),
+                    delegate: delegate,
+                    startImmediately: false,
+                    configuration: .uncached
+                )!
+                connection.setDelegateQueue(queue)
+                connection.start()
+                weak.value = connection
+                if cancels { connection.cancel() }
+            }
+            if !cancels { _ = try await delegate.done.wait() }
+            freedChecks.append((name, weak))
+        }
+        // The last references go on the engine's loop and the delegate queue, just after the terminal call.
+        for (name, weak) in freedChecks {
+            var waited = 0
+            while weak.value != nil, waited < 100 {
+                try await Task.sleep(for: .milliseconds(50))
+                waited += 1
+            }
+            #expect(weak.value == nil, "the \(name) connection was not freed")
+        }
+    }
+
     @Test func cancelFromInsideDidReceiveResponseSilencesTheConnection() async throws {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
