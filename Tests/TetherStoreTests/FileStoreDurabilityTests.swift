@@ -188,6 +188,57 @@ struct FileStoreDurabilityTests {
         }
     }
 
+    /// A refused lock closes its own descriptor once. (It used to close it a second time, in the deinit that a
+    /// class runs when its init throws after setting every property: by then another thread may hold that number.)
+    /// One thread is refused the lock over and over while another keeps making pipes and using them at once.
+    @Test func aRefusedLockClosesNoDescriptorButItsOwn() async throws {
+        try await withTemporaryDirectory { directory in
+            let lockURL = directory.appendingPathComponent("refused.lock")
+            let held = try FileLock(url: lockURL)
+            defer { withExtendedLifetime(held) {} }
+            final class Flag: @unchecked Sendable {
+                private let lock = NSLock()
+                private var value = false
+                var isSet: Bool { lock.withLock { value } }
+                func set() { lock.withLock { value = true } }
+            }
+            let done = Flag()
+            // The pipe thread: every descriptor it makes must still be its own when it uses it.
+            let pipes = Task {
+                try await offPool { () -> (made: Int, lost: Int) in
+                    var made = 0
+                    var lost = 0
+                    var byte: UInt8 = 7
+                    while !done.isSet || made < 1_000 {
+                        var ends: [Int32] = [-1, -1]
+                        guard pipe(&ends) == 0 else { continue }
+                        made += 1
+                        if write(ends[1], &byte, 1) != 1 || read(ends[0], &byte, 1) != 1 { lost += 1 }
+                        close(ends[0])
+                        close(ends[1])
+                    }
+                    return (made, lost)
+                }
+            }
+            let refusals = try await offPool { () -> Int in
+                var refused = 0
+                for _ in 0..<20_000 {
+                    do {
+                        _ = try FileLock(url: lockURL)
+                    } catch let error as StoreError where error.code == .locked {
+                        refused += 1
+                    }
+                }
+                done.set()
+                return refused
+            }
+            let (made, lost) = try await pipes.value
+            #expect(refusals == 20_000)
+            #expect(made >= 1_000)
+            #expect(lost == 0, "\(lost) of \(made) pipes lost a descriptor to a refused lock")
+        }
+    }
+
     @Test(arguments: StoreKind.journaled)
     func leftoverTemporaryFilesAreRemovedOnOpen(kind: StoreKind) async throws {
         try await withTemporaryDirectory { directory in

@@ -52,7 +52,14 @@ extension AsyncSocket {
                     target.port = chosenPort
                 }
                 let fd = try ListeningSocket.open(target)
-                descriptors.append((fd, try SocketAddress(localAddressOf: fd)))
+                let local: SocketAddress
+                do {
+                    local = try SocketAddress(localAddressOf: fd)
+                } catch {
+                    _ = close(fd)
+                    throw error
+                }
+                descriptors.append((fd, local))
                 chosenPort = descriptors.last!.1.port ?? chosenPort
             }
         } catch {

@@ -138,7 +138,10 @@ final class FileLock {
     private let fd: Int32
 
     init(url: URL) throws {
-        fd = try FileIO.open(url, O_RDWR | O_CREAT)
+        // `self.fd` is set only once the lock is held: a class whose stored properties are all set runs its deinit
+        // when its init throws, and that deinit would close the descriptor a second time. Between the two closes
+        // another thread may have been given the same number (a pipe, a socket), and lose it.
+        let fd = try FileIO.open(url, O_RDWR | O_CREAT)
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let code = errno
             if code == EINTR { continue }
@@ -153,6 +156,7 @@ final class FileLock {
             }
             throw StoreError(code: .io, message: "cannot lock file", url: url, underlying: FileIO.errnoError(code))
         }
+        self.fd = fd
     }
 
     deinit {
