@@ -32,7 +32,7 @@ struct TetherCommandTests {
         let firstLine = try await onThread { () -> String in
             var line = Data()
             while !line.contains(0x0A) {
-                let chunk = output.fileHandleForReading.availableData
+                let chunk = output.fileHandleForReading.nextChunk()
                 if chunk.isEmpty { break }
                 line.append(chunk)
             }

@@ -71,7 +71,7 @@ struct CrashRecoveryTests {
         var acknowledged = 0
         var killed = false
         while true {
-            let chunk = handle.availableData
+            let chunk = handle.nextChunk()
             if chunk.isEmpty { break }
             buffer.append(chunk)
             while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
@@ -205,7 +205,7 @@ struct CrashRecoveryTests {
             let seen = try await offPool {
                 var seen = Data()
                 while !seen.contains(UInt8(ascii: "\n")) {
-                    let chunk = output.fileHandleForReading.availableData
+                    let chunk = output.fileHandleForReading.nextChunk()
                     if chunk.isEmpty { break }
                     seen.append(chunk)
                 }

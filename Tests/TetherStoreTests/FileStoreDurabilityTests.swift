@@ -14,8 +14,11 @@ struct FileStoreDurabilityTests {
         let notes = (0..<count).map {
             Note(date: Date(timeIntervalSinceReferenceDate: Double($0) + 0.5), content: "n\($0)")
         }
-        let store = try kind.open(Note.self, in: directory)
-        for note in notes { try await store.insert(note) }
+        do {
+            let store = try await kind.open(Note.self, in: directory)
+            for note in notes { try await store.insert(note) }
+        }
+        try await waitUntilReleased(kind.fileURL(in: directory))
         return notes
     }
 
@@ -24,7 +27,7 @@ struct FileStoreDurabilityTests {
         try await withTemporaryDirectory { directory in
             let url = kind.fileURL(in: directory)
             let notes = (0..<2_000).map { Note(content: "bulk \($0) with some text to make the file bigger") }
-            let store = try kind.open(Note.self, in: directory)
+            let store = try await kind.open(Note.self, in: directory)
             try await kind.bulkInsert(notes, into: store)
             let fileBefore = try contents(of: url)
             let journalURL = URL(fileURLWithPath: url.path + ".journal")
@@ -83,12 +86,12 @@ struct FileStoreDurabilityTests {
         try await withTemporaryDirectory { directory in
             let url = kind.fileURL(in: directory)
             do {
-                let store = try kind.open(Note.self, in: directory)
+                let store = try await kind.open(Note.self, in: directory)
                 #expect(try await store.count() == 0)
             }
             #expect(!FileManager.default.fileExists(atPath: url.path))
             do {
-                let store = try kind.open(Note.self, in: directory)
+                let store = try await kind.open(Note.self, in: directory)
                 try await store.insert(Note(content: "first"))
                 #expect(FileManager.default.fileExists(atPath: url.path))
             }
@@ -104,10 +107,10 @@ struct FileStoreDurabilityTests {
             let original = try contents(of: url)
             let truncated = original.prefix(original.count / 2)
             try truncated.write(to: url)
-            await expectStoreError(.corruptData) { try kind.open(Note.self, in: directory) }
+            await expectStoreError(.corruptData) { try await kind.open(Note.self, in: directory) }
             #expect(try contents(of: url) == truncated)
             try Data("garbage, not a store".utf8).write(to: url)
-            await expectStoreError(.corruptData) { try kind.open(Note.self, in: directory) }
+            await expectStoreError(.corruptData) { try await kind.open(Note.self, in: directory) }
             #expect(try contents(of: url) == Data("garbage, not a store".utf8))
         }
     }
@@ -119,6 +122,7 @@ struct FileStoreDurabilityTests {
                 let store = try ArchiveStore<Note>(url: url, rootKey: "NotesList")
                 try await store.insert(Note(content: "x"))
             }
+            try await waitUntilReleased(url)
             let bytes = try contents(of: url)
             let error = await expectStoreError(.corruptData) { try ArchiveStore<Note>(url: url, rootKey: "records") }
             #expect(error?.message.contains("NotesList") == true)
@@ -145,12 +149,12 @@ struct FileStoreDurabilityTests {
             try journal.write(to: journalURL)
             let next = Note(content: "next")
             do {
-                let store = try kind.open(Note.self, in: directory)
+                let store = try await kind.open(Note.self, in: directory)
                 #expect(try await store.fetchAll() == notes + [extra])
                 // The torn tail is cut off, so the next entry does not follow garbage.
                 try await store.insert(next)
             }
-            let store = try kind.open(Note.self, in: directory)
+            let store = try await kind.open(Note.self, in: directory)
             #expect(try await store.fetchAll() == notes + [extra, next])
         }
     }
@@ -170,7 +174,7 @@ struct FileStoreDurabilityTests {
             journal.append(Journal.entry(.put, try codec.encodeEntry(Note(content: "second"))))
             try journal.write(to: journalURL)
             let fileBefore = try contents(of: url)
-            await expectStoreError(.corruptData) { try kind.open(Note.self, in: directory) }
+            await expectStoreError(.corruptData) { try await kind.open(Note.self, in: directory) }
             #expect(try contents(of: url) == fileBefore)
             #expect(try contents(of: journalURL) == journal)
         }
@@ -179,10 +183,10 @@ struct FileStoreDurabilityTests {
     @Test(arguments: StoreKind.journaled)
     func aSecondInstanceOnTheSameFileIsLocked(kind: StoreKind) async throws {
         try await withTemporaryDirectory { directory in
-            let first = try kind.open(Note.self, in: directory)
+            let first = try await kind.open(Note.self, in: directory)
             let note = Note(content: "kept")
             try await first.insert(note)
-            await expectStoreError(.locked) { try kind.open(Note.self, in: directory) }
+            await expectStoreError(.locked) { try await kind.open(Note.self, in: directory, waitingForRelease: false) }
             try await first.insert(Note(content: "still writable"))
             #expect(try await first.count() == 2)
         }
@@ -222,7 +226,7 @@ struct FileStoreDurabilityTests {
             }
             let refusals = try await offPool { () -> Int in
                 var refused = 0
-                for _ in 0..<20_000 {
+                for _ in 0..<5_000 {
                     do {
                         _ = try FileLock(url: lockURL)
                     } catch let error as StoreError where error.code == .locked {
@@ -233,7 +237,7 @@ struct FileStoreDurabilityTests {
                 return refused
             }
             let (made, lost) = try await pipes.value
-            #expect(refusals == 20_000)
+            #expect(refusals == 5_000)
             #expect(made >= 1_000)
             #expect(lost == 0, "\(lost) of \(made) pipes lost a descriptor to a refused lock")
         }
@@ -246,7 +250,7 @@ struct FileStoreDurabilityTests {
             let url = kind.fileURL(in: directory)
             let leftover = URL(fileURLWithPath: url.path + ".k3j4h5.tmp")
             try Data("half a compaction".utf8).write(to: leftover)
-            let store = try kind.open(Note.self, in: directory)
+            let store = try await kind.open(Note.self, in: directory)
             #expect(try await store.count() == 2)
             #expect(!FileManager.default.fileExists(atPath: leftover.path))
         }
@@ -260,16 +264,17 @@ struct FileStoreDurabilityTests {
             var notes: [Note] = []
             var staleJournal = Data()
             do {
-                let store = try kind.open(Note.self, in: directory)
+                let store = try await kind.open(Note.self, in: directory)
                 notes = (0..<3).map { Note(content: "n\($0)") }
                 for note in notes { try await store.insert(note) }
                 try await store.delete(id: notes[0].id)
                 notes.removeFirst()
                 staleJournal = try contents(of: journalURL)
             }
+            try await waitUntilReleased(url)
             // The store file now holds everything; put back the journal a crash would have left behind.
             try staleJournal.write(to: journalURL)
-            let store = try kind.open(Note.self, in: directory)
+            let store = try await kind.open(Note.self, in: directory)
             #expect(try await store.fetchAll() == notes)
         }
     }
@@ -283,11 +288,11 @@ struct FileStoreDurabilityTests {
             try Data(Journal.magic + [0, 0, 0]).write(to: journalURL)
             let next = Note(content: "after the torn header")
             do {
-                let store = try kind.open(Note.self, in: directory)
+                let store = try await kind.open(Note.self, in: directory)
                 #expect(try await store.fetchAll() == notes)
                 try await store.insert(next)
             }
-            let store = try kind.open(Note.self, in: directory)
+            let store = try await kind.open(Note.self, in: directory)
             #expect(try await store.fetchAll() == notes + [next])
         }
     }
@@ -325,7 +330,7 @@ struct FileStoreDurabilityTests {
             }
         }
         try await withTemporaryDirectory { directory in
-            let store = try kind.open(Bad.self, in: directory)
+            let store = try await kind.open(Bad.self, in: directory)
             await expectStoreError(.invalidArgument) { try await store.insert(Bad(id: "x")) }
             #expect(try await store.count() == 0)
         }
@@ -334,7 +339,7 @@ struct FileStoreDurabilityTests {
     @Test(arguments: [StoreKind.plistXML, .plistBinary, .archive, .sqlite])
     func aNotANumberThatTheFormatCannotHoldIsAnInvalidArgument(kind: StoreKind) async throws {
         try await withTemporaryDirectory { directory in
-            let store = try kind.open(Item.self, in: directory)
+            let store = try await kind.open(Item.self, in: directory)
             let item = Item(id: "nan", title: "t", score: .nan)
             do {
                 try await store.insert(item)

@@ -7,7 +7,7 @@ struct RecordStoreTests {
     @Test(arguments: StoreKind.allCases)
     func insertedRecordsComeBackInInsertionOrder(kind: StoreKind) async throws {
         try await withTemporaryDirectory { directory in
-            let store = try kind.open(Note.self, in: directory)
+            let store = try await kind.open(Note.self, in: directory)
             let notes = (0..<20).map { Note(date: Date(timeIntervalSinceReferenceDate: Double($0)), content: "n\($0)") }
             for note in notes { try await store.insert(note) }
             #expect(try await store.fetchAll() == notes)
@@ -20,7 +20,7 @@ struct RecordStoreTests {
     @Test(arguments: StoreKind.allCases)
     func insertOfAnExistingIDThrowsDuplicateIDAndKeepsTheStore(kind: StoreKind) async throws {
         try await withTemporaryDirectory { directory in
-            let store = try kind.open(Note.self, in: directory)
+            let store = try await kind.open(Note.self, in: directory)
             let note = Note(content: "first")
             try await store.insert(note)
             var twin = note
@@ -33,7 +33,7 @@ struct RecordStoreTests {
     @Test(arguments: StoreKind.persistent)
     func aBulkInsertWithADuplicateIDInsertsNothing(kind: StoreKind) async throws {
         try await withTemporaryDirectory { directory in
-            let store = try kind.open(Note.self, in: directory)
+            let store = try await kind.open(Note.self, in: directory)
             let first = Note(content: "first")
             try await store.insert(first)
             let fresh = (0..<3).map { Note(content: "fresh \($0)") }
@@ -48,7 +48,7 @@ struct RecordStoreTests {
     @Test(arguments: StoreKind.allCases)
     func updateReplacesInPlaceAndMissingIDsThrowNotFound(kind: StoreKind) async throws {
         try await withTemporaryDirectory { directory in
-            let store = try kind.open(Note.self, in: directory)
+            let store = try await kind.open(Note.self, in: directory)
             var notes = (0..<3).map { Note(content: "n\($0)") }
             for note in notes { try await store.insert(note) }
             notes[1].content = "changed"
@@ -63,7 +63,7 @@ struct RecordStoreTests {
     @Test(arguments: StoreKind.allCases)
     func upsertInsertsAtTheEndOrReplacesInPlace(kind: StoreKind) async throws {
         try await withTemporaryDirectory { directory in
-            let store = try kind.open(Note.self, in: directory)
+            let store = try await kind.open(Note.self, in: directory)
             var notes = (0..<3).map { Note(content: "n\($0)") }
             for note in notes { try await store.upsert(note) }
             notes[0].content = "replaced"
@@ -77,7 +77,7 @@ struct RecordStoreTests {
     @Test(arguments: StoreKind.allCases)
     func deleteReportsWhetherThereWasSomethingToDelete(kind: StoreKind) async throws {
         try await withTemporaryDirectory { directory in
-            let store = try kind.open(Note.self, in: directory)
+            let store = try await kind.open(Note.self, in: directory)
             let notes = (0..<4).map { Note(content: "n\($0)") }
             for note in notes { try await store.insert(note) }
             #expect(try await store.delete(id: notes[2].id))
@@ -102,12 +102,12 @@ struct RecordStoreTests {
                 Note(date: Date(timeIntervalSinceReferenceDate: 1e-7), content: megabyte),
             ]
             do {
-                let store = try kind.open(Note.self, in: directory)
+                let store = try await kind.open(Note.self, in: directory)
                 for note in notes { try await store.insert(note) }
                 #expect(try await store.fetchAll() == notes)
             }
             if StoreKind.persistent.contains(kind) {
-                let reopened = try kind.open(Note.self, in: directory)
+                let reopened = try await kind.open(Note.self, in: directory)
                 let stored = try await reopened.fetchAll()
                 #expect(stored == notes)
                 #expect(
@@ -123,7 +123,7 @@ struct RecordStoreTests {
         try await withTemporaryDirectory { directory in
             var expected: [Note] = []
             do {
-                let store = try kind.open(Note.self, in: directory)
+                let store = try await kind.open(Note.self, in: directory)
                 for index in 0..<30 {
                     let note = Note(content: "note \(index)")
                     try await store.insert(note)
@@ -135,13 +135,13 @@ struct RecordStoreTests {
                 try await store.update(expected[5])
             }
             do {
-                let store = try kind.open(Note.self, in: directory)
+                let store = try await kind.open(Note.self, in: directory)
                 #expect(try await store.fetchAll() == expected)
                 let more = Note(content: "after reopen")
                 try await store.insert(more)
                 expected.append(more)
             }
-            let store = try kind.open(Note.self, in: directory)
+            let store = try await kind.open(Note.self, in: directory)
             #expect(try await store.fetchAll() == expected)
         }
     }
@@ -151,7 +151,7 @@ struct RecordStoreTests {
         try await withTemporaryDirectory { directory in
             let notes = (0..<64).map { Note(content: "concurrent \($0)") }
             do {
-                let store = try kind.open(Note.self, in: directory)
+                let store = try await kind.open(Note.self, in: directory)
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for note in notes {
                         group.addTask { try await store.insert(note) }
@@ -172,7 +172,7 @@ struct RecordStoreTests {
             let base = Date(timeIntervalSinceReferenceDate: 700_000_000.25)
             let notes = (0..<100_000).map { Note(date: base + Double($0) / 1000, content: "note number \($0)") }
             let extra = Note(content: "one more")
-            var store = try kind.open(Note.self, in: directory)
+            var store = try await kind.open(Note.self, in: directory)
             try await kind.bulkInsert(notes, into: store)
             #expect(try await store.count() == 100_000)
             try await store.insert(extra)
@@ -180,7 +180,7 @@ struct RecordStoreTests {
             #expect(try await store.delete(id: notes[0].id))
             if StoreKind.persistent.contains(kind) {
                 store = MemoryStore<Note>()  // releases the file store, which closes it
-                store = try kind.open(Note.self, in: directory)
+                store = try await kind.open(Note.self, in: directory)
             }
             let all = try await store.fetchAll()
             #expect(all.count == 100_000)

@@ -34,7 +34,27 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
         }
     }
 
-    func open<R: Codable & Identifiable & Sendable>(_: R.Type = R.self, in directory: URL) throws -> any RecordStore<R>
+    /// Opens the store of this kind in `directory`.
+    ///
+    /// A file store is opened once the instance before it is gone (``waitUntilReleased(_:)``); pass
+    /// `waitingForRelease: false` to see `.locked` at once.
+    func open<R: Codable & Identifiable & Sendable>(
+        _: R.Type = R.self,
+        in directory: URL,
+        waitingForRelease: Bool = true
+    ) async throws -> any RecordStore<R>
+    where R.ID: Codable & Sendable {
+        if waitingForRelease, StoreKind.journaled.contains(self) {
+            try await waitUntilReleased(self.fileURL(in: directory))
+        }
+        return try self.openOnce(R.self, in: directory)
+    }
+
+    private func openOnce<R: Codable & Identifiable & Sendable>(
+        _: R.Type,
+        in directory: URL
+    ) throws
+        -> any RecordStore<R>
     where R.ID: Codable & Sendable {
         let url = fileURL(in: directory)
         switch self {
@@ -91,4 +111,23 @@ func expectStoreError<T>(
 /// The bytes of a file.
 func contents(of url: URL) throws -> Data {
     try Data(contentsOf: url)
+}
+
+/// Waits (up to 5 s) until no instance in this process holds the file store at `url`, and so until its deinit ran.
+///
+/// A file store frees its lock, after its final compaction, when the actor is deallocated. The last reference to
+/// it may be dropped on the actor's own thread a moment after the caller's last `await` on it returned: a test that
+/// drops a store and then opens, reads or changes its files must wait for that first.
+func waitUntilReleased(_ url: URL) async throws {
+    let lockURL = URL(fileURLWithPath: url.standardizedFileURL.path + ".lock")
+    let deadline = ContinuousClock.now + .seconds(5)
+    while true {
+        do {
+            _ = try FileLock(url: lockURL)
+            return
+        } catch let error as StoreError where error.code == .locked {
+            guard ContinuousClock.now < deadline else { throw error }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
 }

@@ -199,7 +199,7 @@ final class NamespaceProbe {
         let handle = output.fileHandleForReading
         var pending = Data()
         while true {
-            let chunk = handle.availableData
+            let chunk = handle.nextChunk()
             if chunk.isEmpty { break }
             pending.append(chunk)
             while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {

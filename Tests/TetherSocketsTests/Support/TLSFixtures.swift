@@ -157,7 +157,7 @@ final class PeerProcess: @unchecked Sendable {
         Thread.detachNewThread { [self] in
             var pending = Data()
             while true {
-                let chunk = handle.availableData
+                let chunk = handle.nextChunk()
                 if chunk.isEmpty { break }
                 pending.append(chunk)
                 while let newline = pending.firstIndex(of: 0x0A) {
