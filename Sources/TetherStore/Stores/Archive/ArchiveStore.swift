@@ -11,7 +11,10 @@ public import Foundation
 /// seed's own `Note` class) is ``StoreError/Code/corruptData``, never a crash.
 ///
 /// An exclusive lock on `<name>.lock` is held for the store's lifetime: a second store on the same file, in this or
-/// another process, fails with ``StoreError/Code/locked``.
+/// another process, fails with ``StoreError/Code/locked``. The lifetime ends when the actor is deallocated, after
+/// its final compaction. Its last reference may be dropped on the actor's own thread a moment after your last
+/// `await` on it returned, so code that drops a store and at once opens the same file again may see `.locked`
+/// briefly, and should retry it.
 public actor ArchiveStore<Record: Codable & Identifiable & Sendable>: RecordStore
 where Record.ID: Codable & Sendable {
     private let engine: FileRecordEngine<ArchiveCodec<Record>>
