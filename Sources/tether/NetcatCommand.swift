@@ -76,9 +76,8 @@ struct NetcatCommand: AsyncParsableCommand {
         // peer's close must end the command even while stdin stays open.
         let hex = self.hex
         let sender = Task {
-            let input = FileHandle.standardInput
             while true {
-                let chunk = try await Self.readChunk(input)
+                let chunk = await StandardInput.nextChunk()
                 if chunk.isEmpty { break }
                 try await connection.write(ByteBuffer(bytes: chunk))
             }
@@ -150,12 +149,4 @@ struct NetcatCommand: AsyncParsableCommand {
         }
     }
 
-    /// Reads stdin off the cooperative pool (a blocking read must not hold a Swift concurrency thread).
-    private static func readChunk(_ handle: FileHandle) async throws -> Data {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(returning: handle.availableData)
-            }
-        }
-    }
 }

@@ -53,9 +53,8 @@ func runUDPNetcat(host: String, port: Int, listen: Bool) async throws {
     // Standard input to the peer. UDP has no close to wait for: at the end of input a client lingers one second for
     // replies and exits; a listener keeps receiving until interrupted.
     let sender = Task {
-        let input = FileHandle.standardInput
         while true {
-            let chunk = try await readStandardInput(input)
+            let chunk = await StandardInput.nextChunk()
             if chunk.isEmpty { break }
             guard let target = peer.withLockedValue({ $0 }) else {
                 Terminal.error("no peer yet: nothing received, datagram not sent")
@@ -88,13 +87,4 @@ private func resolveUDPTarget(host: String, port: Int) async throws -> SocketAdd
     if let literal = try? SocketAddress(ipAddress: host, port: port) { return literal }
     if host.lowercased() == "localhost" { return try SocketAddress(ipAddress: "127.0.0.1", port: port) }
     return try await Task.detached { try SocketAddress.makeAddressResolvingHost(host, port: port) }.value
-}
-
-/// Reads stdin off the cooperative pool (a blocking read must not hold a Swift concurrency thread).
-private func readStandardInput(_ handle: FileHandle) async throws -> Data {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread.detachNewThread {
-            continuation.resume(returning: handle.availableData)
-        }
-    }
 }

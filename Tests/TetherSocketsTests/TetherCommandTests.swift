@@ -94,6 +94,57 @@ struct TetherCommandTests {
         try await listener.close()
     }
 
+    /// A standard input that cannot be read (here: open only for writing) is the end of the input, said once on
+    /// standard error; the command goes on as after an end of input (half-close, the reply, exit 0), not a crash.
+    @Test(.timeLimit(.minutes(1)), arguments: [false, true])
+    func netcatTreatsAnUnreadableStandardInputAsItsEnd(udp: Bool) async throws {
+        let tether = try #require(
+            Self.locateExecutable(),
+            "build the tether executable first (swift build --build-tests)"
+        )
+        let writeOnly = try #require(FileHandle(forWritingAtPath: "/dev/null"))
+        defer { try? writeOnly.close() }
+        let process = ChildProcess()
+        process.executableURL = tether
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardInput = writeOnly
+        process.standardOutput = output
+        process.standardError = errors
+        if udp {
+            // A UDP client with no input lingers for replies, then exits 0.
+            let socket = try await UDPSocket.bind(host: "127.0.0.1", port: 0)
+            defer { Task { try? await socket.close() } }
+            process.arguments = ["nc", "--udp", "127.0.0.1", String(socket.localPort)]
+            try process.run()
+        } else {
+            let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
+            let server = Task { () -> String in
+                var iterator = listener.connections.makeAsyncIterator()
+                guard let connection = try await iterator.next() else { return "no client" }
+                var received = ByteBuffer()
+                while var chunk = try await connection.readAvailable() { received.writeBuffer(&chunk) }
+                try await connection.write(ByteBuffer(string: "reply\n"))
+                try await connection.close()
+                return String(buffer: received)
+            }
+            process.arguments = ["nc", "127.0.0.1", String(listener.localPort)]
+            try process.run()
+            #expect(try await server.value == "")
+            try await listener.close()
+        }
+        let (printed, complaint) = try await onThread { () -> (Data, Data) in
+            let printed = output.fileHandleForReading.readDataToEndOfFile()
+            let complaint = errors.fileHandleForReading.readDataToEndOfFile()
+            return (printed, complaint)
+        }
+        await process.exited()
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 0)
+        #expect(String(decoding: printed, as: UTF8.self) == (udp ? "" : "reply\n"))
+        #expect(String(decoding: complaint, as: UTF8.self).contains("cannot read standard input"))
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func badArgumentsExitWithTheUsageStatus() async throws {
         let tether = try #require(
