@@ -86,7 +86,7 @@ struct GetCommand: AsyncParsableCommand {
                 Terminal.error("HTTP \(response.statusCode) \(size) bytes")
             } else {
                 let (data, response) = try await URLConnection.data(for: request, configuration: configuration)
-                FileHandle.standardOutput.write(data)
+                Terminal.output(data)
                 let status = (response as? HTTPURLResponse)?.statusCode ?? 0
                 Terminal.error("HTTP \(status) \(data.count) bytes")
                 guard (200..<300).contains(status) else { throw ExitCode.failure }
@@ -113,12 +113,12 @@ private final class ProgressBar: @unchecked Sendable {
             } else {
                 line = String(format: "\r%.1f MiB", megabytes)
             }
-            FileHandle.standardError.write(Data(line.utf8))
+            Terminal.errorOutput(Data(line.utf8))
         }
     }
 
     func finish() {
-        self.lock.withLock { FileHandle.standardError.write(Data("\n".utf8)) }
+        self.lock.withLock { Terminal.errorOutput(Data("\n".utf8)) }
     }
 }
 

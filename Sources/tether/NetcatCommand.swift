@@ -89,7 +89,7 @@ struct NetcatCommand: AsyncParsableCommand {
                 if hex {
                     Terminal.line(chunk.hexDump(format: .detailed))
                 } else {
-                    FileHandle.standardOutput.write(Data(chunk.readableBytesView))
+                    Terminal.output(Data(chunk.readableBytesView))
                 }
             }
         } catch let error as AsyncSocketError {

@@ -63,7 +63,7 @@ struct NotesCommand: AsyncParsableCommand {
                 let dao = try await options.openDAO()
                 let note = Note(content: text)
                 try await dao.create(note)
-                print(note.id.uuidString)
+                Terminal.line(note.id.uuidString)
             }
         }
     }
@@ -90,10 +90,10 @@ struct NotesCommand: AsyncParsableCommand {
                     let entries = notes.map {
                         Entry(id: $0.id.uuidString, date: isoDate($0.date), content: $0.content)
                     }
-                    print(String(decoding: try encoder.encode(entries), as: UTF8.self))
+                    Terminal.line(String(decoding: try encoder.encode(entries), as: UTF8.self))
                 } else {
                     for note in notes {
-                        print("\(note.id.uuidString)  \(isoDate(note.date))  \(note.content)")
+                        Terminal.line("\(note.id.uuidString)  \(isoDate(note.date))  \(note.content)")
                     }
                 }
             }
@@ -170,7 +170,7 @@ private func reportingErrors(_ body: () async throws -> Void) async throws {
 }
 
 private func printError(_ line: String) {
-    FileHandle.standardError.write(Data((line + "\n").utf8))
+    Terminal.error(line)
 }
 
 private func isoDate(_ date: Date) -> String {

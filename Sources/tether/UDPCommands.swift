@@ -73,7 +73,7 @@ func runUDPNetcat(host: String, port: Int, listen: Bool) async throws {
     do {
         for try await datagram in socket.datagrams {
             if listen { peer.withLockedValue { $0 = datagram.remoteAddress } }
-            FileHandle.standardOutput.write(Data(datagram.data.readableBytesView))
+            Terminal.output(Data(datagram.data.readableBytesView))
         }
     } catch let error as AsyncSocketError {
         sender.cancel()

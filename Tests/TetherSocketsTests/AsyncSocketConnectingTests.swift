@@ -41,12 +41,23 @@ struct AsyncSocketConnectingTests {
     }
 
     @Test func localhostReachesAnIPv6OnlyListenerThroughTheAlternateFamily() async throws {
-        let server = try EchoServer(interface: "::1")
-        defer { server.stop() }
         // Hold the same port on 127.0.0.1 without listening, so the IPv4 attempt is refused for sure (tests run in
-        // parallel: otherwise another test's IPv4 listener could own that port number).
-        let blocker = try BoundSocket(host: "127.0.0.1", port: server.port)
-        defer { blocker.close() }
+        // parallel: otherwise another test's IPv4 listener could own that port number). When some other IPv4 socket
+        // already has that number (a connection's local port), take another IPv6 port.
+        var found: (EchoServer, BoundSocket)?
+        for _ in 0..<50 where found == nil {
+            let candidate = try EchoServer(interface: "::1")
+            do {
+                found = (candidate, try BoundSocket(host: "127.0.0.1", port: candidate.port))
+            } catch let error as POSIXError where error.code == .EADDRINUSE {
+                candidate.stop()
+            }
+        }
+        let (server, blocker) = try #require(found, "no port free on both ::1 and 127.0.0.1 in 50 tries")
+        defer {
+            blocker.close()
+            server.stop()
+        }
         let recorder = SocketRecorder()
         let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
         #expect(client.isIPv4PreferredOverIPv6)
@@ -60,15 +71,28 @@ struct AsyncSocketConnectingTests {
     @Test func alternateFamilyIsTriedAfterTheDelayWhenThePreferredOneHangs() async throws {
         // IPv4 is preferred but its listener's backlog is full, so that handshake never completes; the IPv6
         // listener on the same port answers once the alternate-address delay has passed.
-        let stalled = try RawListener(backlog: 0)
-        defer { stalled.close() }
+        // The two listeners share a port number; when some other IPv6 socket already has the IPv4 one's number
+        // (tests run in parallel), take another.
+        let serverRecorder = SocketRecorder(label: "v6")
+        var found: (RawListener, AsyncSocket)?
+        for _ in 0..<50 where found == nil {
+            let candidate = try RawListener(backlog: 0)
+            let server = AsyncSocket(delegate: serverRecorder, delegateQueue: serverRecorder.queue)
+            do {
+                try server.accept(onInterface: "::1", port: candidate.port)
+                found = (candidate, server)
+            } catch let error as AsyncSocketError where (error.underlying as? POSIXError)?.code == .EADDRINUSE {
+                candidate.close()
+            }
+        }
+        let (stalled, server) = try #require(found, "no port free on both 127.0.0.1 and ::1 in 50 tries")
+        defer {
+            server.disconnect()
+            stalled.close()
+        }
         var fillers: [RawPeer] = []
         for _ in 0..<4 { fillers.append(try RawPeer.connectNonBlocking(port: stalled.port)) }
         defer { for filler in fillers { filler.close() } }
-        let serverRecorder = SocketRecorder(label: "v6")
-        let server = AsyncSocket(delegate: serverRecorder, delegateQueue: serverRecorder.queue)
-        try server.accept(onInterface: "::1", port: stalled.port)
-        defer { server.disconnect() }
         let recorder = SocketRecorder()
         let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
         client.alternateAddressDelay = 0.2

@@ -145,6 +145,33 @@ struct TetherCommandTests {
         #expect(String(decoding: complaint, as: UTF8.self).contains("cannot read standard input"))
     }
 
+    /// Output to a pipe nobody reads (`tether serve | head -1` once `head` has gone) ends the command quietly, as
+    /// SIGPIPE would: exit 141 (or the signal itself), not a crash in `FileHandle.write`.
+    @Test(.timeLimit(.minutes(1)))
+    func outputToAClosedPipeEndsTheCommandQuietly() async throws {
+        let tether = try #require(
+            Self.locateExecutable(),
+            "build the tether executable first (swift build --build-tests)"
+        )
+        let output = Pipe()
+        let errors = Pipe()
+        // No reader at all: the first line the server prints meets a closed pipe.
+        try output.fileHandleForReading.close()
+        let process = ChildProcess()
+        process.executableURL = tether
+        process.arguments = ["serve", "--port", "0"]
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let complaint = try await onThread { errors.fileHandleForReading.readDataToEndOfFile() }
+        await process.exited()
+        let quiet =
+            (process.terminationReason == .exit && process.terminationStatus == 141)
+            || (process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGPIPE)
+        #expect(quiet, "ended by \(process.terminationReason) \(process.terminationStatus)")
+        #expect(complaint.isEmpty, "\(String(decoding: complaint, as: UTF8.self))")
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func badArgumentsExitWithTheUsageStatus() async throws {
         let tether = try #require(

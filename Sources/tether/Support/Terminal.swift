@@ -3,16 +3,54 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Output helpers: lines flushed at once (stdout may be a pipe), errors on stderr.
+///
+/// Everything goes through ``write(_:to:)``: when a reader goes away (`tether demo | head -1`), the process ends
+/// quietly with 141, as SIGPIPE would end it (this process ignores SIGPIPE, so `FileHandle.write` would crash
+/// instead); any other failed write ends it with 74 (`EX_IOERR`), since there is nowhere left to report it.
 enum Terminal {
     static func line(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        self.write(Data((text + "\n").utf8), to: STDOUT_FILENO)
     }
 
     static func error(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        self.write(Data((text + "\n").utf8), to: STDERR_FILENO)
+    }
+
+    /// Bytes to standard output, as they are.
+    static func output(_ data: Data) {
+        self.write(data, to: STDOUT_FILENO)
+    }
+
+    /// Bytes to standard error, as they are (no newline added).
+    static func errorOutput(_ data: Data) {
+        self.write(data, to: STDERR_FILENO)
+    }
+
+    /// Writes all of `data` to `descriptor`, or ends the process (141 on a closed pipe, 74 on any other error).
+    static func write(_ data: Data, to descriptor: Int32) {
+        data.withUnsafeBytes { bytes in
+            guard let base = bytes.baseAddress else { return }
+            var offset = 0
+            while offset < bytes.count {
+                #if canImport(Glibc)
+                let written = Glibc.write(descriptor, base + offset, bytes.count - offset)
+                #else
+                let written = Darwin.write(descriptor, base + offset, bytes.count - offset)
+                #endif
+                if written >= 0 {
+                    offset += written
+                    continue
+                }
+                let code = errno
+                if code == EINTR { continue }
+                exit(code == EPIPE ? 141 : 74)
+            }
+        }
     }
 
     /// Ends the process with 130 on SIGINT and 143 on SIGTERM, as the CLI contract says.
