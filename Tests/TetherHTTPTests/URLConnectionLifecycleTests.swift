@@ -30,14 +30,7 @@ struct URLConnectionLifecycleTests {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         func start(_ delegate: EndOnlyDelegate, _ path: String) {
-            let connection = URLConnection(
-                request: request(self.server.url(path)),
-                delegate: delegate,
-                startImmediately: false,
-                configuration: .uncached
-            )!
-            connection.setDelegateQueue(queue)
-            connection.start()
+            startedConnection(self.server.url(path), delegate: delegate, on: queue)
         }
         let first = EndOnlyDelegate()
         start(first, "/hello")
@@ -88,27 +81,13 @@ struct URLConnectionLifecycleTests {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         let plain = EndOnlyDelegate()
-        let first = URLConnection(
-            request: request(self.server.url("/hello")),
-            delegate: plain,
-            startImmediately: false,
-            configuration: .uncached
-        )!
-        first.setDelegateQueue(queue)
-        first.start()
+        startedConnection(self.server.url("/hello"), delegate: plain, on: queue)
         #expect(try await plain.done.wait())
         #expect(DefaultWillSend.isDefault(for: EndOnlyDelegate.self))
 
         for _ in 0..<2 {
             let delegate = MarkingDelegate()
-            let connection = URLConnection(
-                request: request(self.server.url("/echo")),
-                delegate: delegate,
-                startImmediately: false,
-                configuration: .uncached
-            )!
-            connection.setDelegateQueue(queue)
-            connection.start()
+            startedConnection(self.server.url("/echo"), delegate: delegate, on: queue)
             let body = try #require(try await delegate.done.wait())
             #expect(delegate.asked == 1)
             #expect(try Echo(body).header("X-Marked") == "asked-1")
@@ -132,14 +111,7 @@ struct URLConnectionLifecycleTests {
             let delegate = EndOnlyDelegate()
             let weak = WeakConnection()
             do {
-                let connection = URLConnection(
-                    request: request(url),
-                    delegate: delegate,
-                    startImmediately: false,
-                    configuration: .uncached
-                )!
-                connection.setDelegateQueue(queue)
-                connection.start()
+                let connection = startedConnection(url, delegate: delegate, on: queue)
                 weak.value = connection
                 if cancels { connection.cancel() }
             }
@@ -166,14 +138,7 @@ struct URLConnectionLifecycleTests {
             connection.cancel()
             cancelled.fulfil(true)
         }
-        let connection = URLConnection(
-            request: request(self.server.url("/big?size=2000000")),
-            delegate: delegate,
-            startImmediately: false,
-            configuration: .uncached
-        )!
-        connection.setDelegateQueue(queue)
-        connection.start()
+        startedConnection(self.server.url("/big?size=2000000"), delegate: delegate, on: queue)
         _ = try await cancelled.wait()
         // A second load on the same serial queue is the barrier: anything the first would still deliver
         // would have been queued before its finish.
@@ -218,14 +183,7 @@ struct URLConnectionLifecycleTests {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         let delegate = Refusing()
-        let connection = URLConnection(
-            request: request(self.server.url("/hello")),
-            delegate: delegate,
-            startImmediately: false,
-            configuration: .uncached
-        )!
-        connection.setDelegateQueue(queue)
-        connection.start()
+        startedConnection(self.server.url("/hello"), delegate: delegate, on: queue)
         try await load(request(self.server.url("/hello")), delegate: RecordingDelegate(), queue: queue)
         #expect(delegate.calls.total == 1)
     }
@@ -343,14 +301,11 @@ struct URLConnectionDelegateVariantsTests {
         }
         let delegate = BaseOnly()
         let queue = OperationQueue()
-        let connection = URLConnection(
-            request: request(URL(string: "http://127.0.0.1:\(try closedPort())/")!),
+        startedConnection(
+            URL(string: "http://127.0.0.1:\(try closedPort())/")!,
             delegate: delegate,
-            startImmediately: false,
-            configuration: .uncached
-        )!
-        connection.setDelegateQueue(queue)
-        connection.start()
+            on: queue
+        )
         #expect(try await delegate.failed.wait() == .cannotConnectToHost)
     }
 
@@ -363,14 +318,7 @@ struct URLConnectionDelegateVariantsTests {
             connection.cancel()
             cancelled.fulfil(true)
         }
-        let connection = URLConnection(
-            request: request(self.server.url("/big?size=4000000")),
-            delegate: delegate,
-            startImmediately: false,
-            configuration: .uncached
-        )!
-        connection.setDelegateQueue(queue)
-        connection.start()
+        startedConnection(self.server.url("/big?size=4000000"), delegate: delegate, on: queue)
         _ = try await cancelled.wait()
         try await load(request(self.server.url("/hello")), delegate: RecordingDelegate(), queue: queue)
         let dataEvents = delegate.events.filter { if case .data = $0 { return true } else { return false } }
@@ -420,4 +368,22 @@ struct URLConnectionDelegateVariantsTests {
             }.get()
         }
     }
+}
+
+/// A connection to `url` (no cache) that delivers on `queue`, started.
+@discardableResult
+private func startedConnection(
+    _ url: URL,
+    delegate: any URLConnectionDelegate,
+    on queue: OperationQueue
+) -> URLConnection {
+    let connection = URLConnection(
+        request: request(url),
+        delegate: delegate,
+        startImmediately: false,
+        configuration: .uncached
+    )!
+    connection.setDelegateQueue(queue)
+    connection.start()
+    return connection
 }
