@@ -41,6 +41,20 @@ struct TetherCommandTests {
         return (process, firstLine)
     }
 
+    /// Serves one client of `listener`: reads until the client's end, answers "reply\n" and closes. The task's value
+    /// is what the client sent ("no client" when none came).
+    static func replyOnce(_ listener: TCPListener) -> Task<String, any Error> {
+        Task {
+            var iterator = listener.connections.makeAsyncIterator()
+            guard let connection = try await iterator.next() else { return "no client" }
+            var received = ByteBuffer()
+            while var chunk = try await connection.readAvailable() { received.writeBuffer(&chunk) }
+            try await connection.write(ByteBuffer(string: "reply\n"))
+            try await connection.close()
+            return String(buffer: received)
+        }
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func serveEchoesAndPrintsItsPortFirst() async throws {
         let (process, firstLine) = try await Self.startServer(["serve", "--port", "0"])
@@ -64,15 +78,7 @@ struct TetherCommandTests {
             "build the tether executable first (swift build --build-tests)"
         )
         let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
-        let server = Task { () -> String in
-            var iterator = listener.connections.makeAsyncIterator()
-            guard let connection = try await iterator.next() else { return "" }
-            var received = ByteBuffer()
-            while var chunk = try await connection.readAvailable() { received.writeBuffer(&chunk) }
-            try await connection.write(ByteBuffer(string: "reply\n"))
-            try await connection.close()
-            return String(buffer: received)
-        }
+        let server = Self.replyOnce(listener)
         let process = ChildProcess()
         process.executableURL = tether
         process.arguments = ["nc", "127.0.0.1", String(listener.localPort)]
@@ -119,15 +125,7 @@ struct TetherCommandTests {
             try process.run()
         } else {
             let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
-            let server = Task { () -> String in
-                var iterator = listener.connections.makeAsyncIterator()
-                guard let connection = try await iterator.next() else { return "no client" }
-                var received = ByteBuffer()
-                while var chunk = try await connection.readAvailable() { received.writeBuffer(&chunk) }
-                try await connection.write(ByteBuffer(string: "reply\n"))
-                try await connection.close()
-                return String(buffer: received)
-            }
+            let server = Self.replyOnce(listener)
             process.arguments = ["nc", "127.0.0.1", String(listener.localPort)]
             try process.run()
             #expect(try await server.value == "")
