@@ -1,4 +1,5 @@
 #if os(Linux)
+import CTetherNetlink
 import Foundation
 import Glibc
 
@@ -70,12 +71,10 @@ final class NetlinkMonitorRun {
     ) throws {
         let socket = try NetlinkSocket()
         var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else {
-            throw NetworkReachabilityError.posix(.backendUnavailable, "pipe() failed", errno: errno)
-        }
-        for end in ends {
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+        // Close-on-exec from the start: set afterwards, a process spawned by another thread in between would
+        // inherit both ends.
+        guard tether_pipe_cloexec_nonblocking(&ends) == 0 else {
+            throw NetworkReachabilityError.posix(.backendUnavailable, "pipe2() failed", errno: errno)
         }
         self.target = target
         self.classifier = classifier
