@@ -4,12 +4,6 @@
 
 #ifdef __linux__
 
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE  // pipe2
-#endif
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <linux/if.h>
 #include <linux/if_arp.h>
 #include <linux/netlink.h>
@@ -56,7 +50,8 @@ static inline int tether_rtnh_ok(const struct rtnexthop *hop, int remaining) { r
 static inline const struct rtnexthop *tether_rtnh_next(const struct rtnexthop *hop) { return RTNH_NEXT(hop); }
 static inline unsigned int tether_rtnh_align(unsigned int length) { return RTNH_ALIGN(length); }
 
-// A pipe whose ends are close-on-exec and non-blocking from the start (Glibc's module does not declare pipe2).
-static inline int tether_pipe_cloexec_nonblocking(int ends[2]) { return pipe2(ends, O_CLOEXEC | O_NONBLOCK); }
+// A pipe whose ends are close-on-exec and non-blocking from the start (Glibc's module does not declare pipe2, and
+// defining _GNU_SOURCE here would change glibc's types in this module; CTetherNetlink.c defines it).
+int tether_pipe_cloexec_nonblocking(int ends[2]);
 
 #endif  // __linux__
