@@ -16,13 +16,15 @@ struct TetherCommandTests {
         return nil
     }
 
+    /// The `tether` executable; the test fails with how to build it when it is missing.
+    static func tether() throws -> URL {
+        try #require(locateExecutable(), "build the tether executable first (swift build --build-tests)")
+    }
+
     /// Starts `tether` with `arguments` and returns it with the first line it printed. Tests end it with `terminate()`
     /// and do not wait: its reaper thread collects it, and no thread of the cooperative pool blocks.
     static func startServer(_ arguments: [String]) async throws -> (ChildProcess, String) {
-        let tether = try #require(
-            locateExecutable(),
-            "build the tether executable first (swift build --build-tests)"
-        )
+        let tether = try Self.tether()
         let process = ChildProcess()
         process.executableURL = tether
         process.arguments = arguments
@@ -73,10 +75,7 @@ struct TetherCommandTests {
 
     @Test(.timeLimit(.minutes(1)))
     func netcatSendsStandardInputAndPrintsTheReply() async throws {
-        let tether = try #require(
-            Self.locateExecutable(),
-            "build the tether executable first (swift build --build-tests)"
-        )
+        let tether = try Self.tether()
         let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
         let server = Self.replyOnce(listener)
         let process = ChildProcess()
@@ -104,10 +103,7 @@ struct TetherCommandTests {
     /// standard error; the command goes on as after an end of input (half-close, the reply, exit 0), not a crash.
     @Test(.timeLimit(.minutes(1)), arguments: [false, true])
     func netcatTreatsAnUnreadableStandardInputAsItsEnd(udp: Bool) async throws {
-        let tether = try #require(
-            Self.locateExecutable(),
-            "build the tether executable first (swift build --build-tests)"
-        )
+        let tether = try Self.tether()
         let writeOnly = try #require(FileHandle(forWritingAtPath: "/dev/null"))
         defer { try? writeOnly.close() }
         let process = ChildProcess()
@@ -147,10 +143,7 @@ struct TetherCommandTests {
     /// SIGPIPE would: exit 141 (or the signal itself), not a crash in `FileHandle.write`.
     @Test(.timeLimit(.minutes(1)))
     func outputToAClosedPipeEndsTheCommandQuietly() async throws {
-        let tether = try #require(
-            Self.locateExecutable(),
-            "build the tether executable first (swift build --build-tests)"
-        )
+        let tether = try Self.tether()
         let output = Pipe()
         let errors = Pipe()
         // No reader at all: the first line the server prints meets a closed pipe.
@@ -172,10 +165,7 @@ struct TetherCommandTests {
 
     @Test(.timeLimit(.minutes(1)))
     func badArgumentsExitWithTheUsageStatus() async throws {
-        let tether = try #require(
-            Self.locateExecutable(),
-            "build the tether executable first (swift build --build-tests)"
-        )
+        let tether = try Self.tether()
         let process = ChildProcess()
         process.executableURL = tether
         process.arguments = ["serve", "--port", "70000"]
@@ -187,10 +177,7 @@ struct TetherCommandTests {
 
     @Test(.timeLimit(.minutes(1)))
     func framedNetcatAgainstAFramedServerPrintsEachFrame() async throws {
-        let tether = try #require(
-            Self.locateExecutable(),
-            "build the tether executable first (swift build --build-tests)"
-        )
+        let tether = try Self.tether()
         let (server, firstLine) = try await Self.startServer(["serve", "--frame", "stx"])
         defer {
             server.terminate()
@@ -219,7 +206,7 @@ struct TetherCommandTests {
 
     /// Runs `tether nc` with `arguments`, feeding `input`; returns what it printed and its exit status.
     static func netcat(_ arguments: [String], input text: String) async throws -> (String, Int32) {
-        let tether = try #require(locateExecutable(), "build the tether executable first (swift build --build-tests)")
+        let tether = try Self.tether()
         let process = ChildProcess()
         process.executableURL = tether
         process.arguments = ["nc"] + arguments
@@ -271,10 +258,7 @@ struct TetherCommandTests {
         arguments: [["serve", "--tls"], ["serve", "--udp", "--tls"], ["nc", "--cert", "a.pem", "h", "1"]]
     )
     func badTLSArgumentsExitWithTheUsageStatus(arguments: [String]) async throws {
-        let tether = try #require(
-            Self.locateExecutable(),
-            "build the tether executable first (swift build --build-tests)"
-        )
+        let tether = try Self.tether()
         let process = ChildProcess()
         process.executableURL = tether
         process.arguments = arguments
