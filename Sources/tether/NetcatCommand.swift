@@ -148,5 +148,4 @@ struct NetcatCommand: AsyncParsableCommand {
             }
         }
     }
-
 }

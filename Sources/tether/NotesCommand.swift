@@ -43,7 +43,7 @@ struct NotesCommand: AsyncParsableCommand {
                 dao = try NoteDAO.open(store.kind, in: try AppDirectories(appName: "tether"))
             }
             if verbose {
-                printError("debug: notes store \(store.rawValue) in \(dir ?? "the tether Documents folder")")
+                Terminal.error("debug: notes store \(store.rawValue) in \(dir ?? "the tether Documents folder")")
             }
             try await dao.createEditableCopyOfDatabaseIfNeeded()
             return dao
@@ -161,16 +161,12 @@ private func reportingErrors(_ body: () async throws -> Void) async throws {
     do {
         try await body()
     } catch let failure as NotesFailure {
-        printError("error: \(failure.message)")
+        Terminal.error("error: \(failure.message)")
         throw ExitCode.failure
     } catch let error as StoreError {
-        printError("error: \(error)")
+        Terminal.error("error: \(error)")
         throw ExitCode.failure
     }
-}
-
-private func printError(_ line: String) {
-    Terminal.error(line)
 }
 
 private func isoDate(_ date: Date) -> String {

@@ -208,22 +208,11 @@ public final class URLConnection: Sendable {
         return !host.utf8.contains(UInt8(ascii: "%")) || !(url.host ?? "").isEmpty
     }
 
-    /// "http" or "https", in any case, without making a lowercase copy.
+    /// "http" or "https", in any case; the usual lowercase spelling without making a lowercase copy.
     private static func isHTTPScheme(_ scheme: String) -> Bool {
-        let http: [UInt8] = [0x68, 0x74, 0x74, 0x70]
-        var index = 0
-        for byte in scheme.utf8 {
-            let lower = byte | 0x20
-            if index < 4 {
-                guard lower == http[index] else { return false }
-            } else if index == 4 {
-                guard lower == 0x73 else { return false }
-            } else {
-                return false
-            }
-            index += 1
-        }
-        return index == 4 || index == 5
+        if scheme == "http" || scheme == "https" { return true }
+        let lowercase = scheme.lowercased()
+        return lowercase == "http" || lowercase == "https"
     }
 
     /// A platform-neutral answer to an authentication challenge (see ``answer(_:with:)``).

@@ -116,10 +116,8 @@ final class HTTPLoad: Sendable {
     /// The shared cookie storage reads its file the first time it is used: that happens here, on the thread that
     /// starts the load, not on the event loop where a load's steps may run.
     private func prepareCookieStorage() {
-        if self.originalRequest.httpShouldHandleCookies { _ = Self.cookieStorage }
+        if self.originalRequest.httpShouldHandleCookies { _ = HTTPCookieStorage.shared }
     }
-
-    private static let cookieStorage: HTTPCookieStorage = .shared
 
     /// Stops the load; the first reason wins.
     func cancel(_ code: URLError.Code = .cancelled) {
