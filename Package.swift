@@ -33,6 +33,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.1.0"),
     ],
     targets: [
+        // Internal (package access): the one lock box and the one unchecked wrapper every module uses.
+        .target(
+            name: "TetherConcurrency",
+            dependencies: [.product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "TetherCore",
             dependencies: [.product(name: "NIOCore", package: "swift-nio")],

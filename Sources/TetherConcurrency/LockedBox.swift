@@ -1,0 +1,28 @@
+import NIOConcurrencyHelpers
+
+/// The one lock-protected box of the package: a value behind a lock, read and changed only inside `withLock`.
+///
+/// `LockedBox` is `Sendable` only when its value is: a box of non-Sendable state stays in the isolation domain it
+/// was made in, and the compiler says so. Where a non-Sendable value must cross (a delegate called on its own
+/// queue, a handler touched on its own event loop), wrap it in ``UncheckedSendableBox`` and say why in a
+/// `// Sendable:` comment at that place.
+package final class LockedBox<Value> {
+    @usableFromInline let lock = NIOLock()
+    @usableFromInline var value: Value
+
+    /// A box holding `value`.
+    package init(_ value: Value) {
+        self.value = value
+    }
+
+    /// Runs `body` with the value, under the lock. Do not call back into code that takes the same lock.
+    @inlinable
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+}
+
+// Sendable: every access to `value` goes through `lock`, and the value itself is Sendable.
+extension LockedBox: @unchecked Sendable where Value: Sendable {}
