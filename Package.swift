@@ -41,13 +41,13 @@ let package = Package(
         ),
         .target(
             name: "TetherCore",
-            dependencies: [.product(name: "NIOCore", package: "swift-nio")],
+            dependencies: ["TetherConcurrency", .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "TetherSockets",
             dependencies: [
-                "TetherCore",
+                "TetherCore", "TetherConcurrency",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -60,6 +60,7 @@ let package = Package(
         .target(
             name: "TetherHTTP",
             dependencies: [
+                "TetherConcurrency",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -77,6 +78,7 @@ let package = Package(
         .target(
             name: "TetherReachability",
             dependencies: [
+                "TetherConcurrency",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .target(name: "CTetherNetlink", condition: .when(platforms: [.linux])),
             ],
@@ -84,13 +86,13 @@ let package = Package(
         ),
         .target(
             name: "TetherStore",
-            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["TetherConcurrency", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "tether",
             dependencies: [
-                "TetherCore", "TetherSockets", "TetherHTTP", "TetherReachability", "TetherStore",
+                "TetherConcurrency", "TetherCore", "TetherSockets", "TetherHTTP", "TetherReachability", "TetherStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -124,13 +126,14 @@ let package = Package(
         ),
         .target(
             name: "TetherTestSupport",
+            dependencies: ["TetherConcurrency"],
             path: "Tests/TetherTestSupport",
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "TetherCoreTests",
             dependencies: [
-                "TetherCore",
+                "TetherConcurrency", "TetherCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
@@ -139,7 +142,7 @@ let package = Package(
         .testTarget(
             name: "TetherSocketsTests",
             dependencies: [
-                "TetherSockets", "TetherCore", "TetherTestSupport",
+                "TetherConcurrency", "TetherSockets", "TetherCore", "TetherTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -151,7 +154,7 @@ let package = Package(
         .testTarget(
             name: "TetherHTTPTests",
             dependencies: [
-                "TetherHTTP", "TetherTestSupport",
+                "TetherConcurrency", "TetherHTTP", "TetherTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -161,12 +164,12 @@ let package = Package(
         ),
         .testTarget(
             name: "TetherReachabilityTests",
-            dependencies: ["TetherReachability", "TetherTestSupport"],
+            dependencies: ["TetherConcurrency", "TetherReachability", "TetherTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "TetherStoreTests",
-            dependencies: ["TetherStore", "TetherTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["TetherConcurrency", "TetherStore", "TetherTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
     ]
