@@ -4,96 +4,6 @@ import NIOCore
 import NIOSSL
 import NIOTLS
 
-/// Where a queued read's result goes: a delegate callback (by tag) or an awaiting task.
-enum ReadWaiter {
-    /// Delegate face: `didRead` with this tag, written into the caller's buffer when there is one.
-    case delegate(tag: Int, destination: CallerBuffer?)
-    /// Async face: resumed with the bytes, or `nil` for an end of stream that `readAvailable` reports.
-    case task(CheckedContinuation<ByteBuffer?, any Error>)
-    /// Async face: one frame decoded by the caller's codec, on the event loop.
-    case frame(any FrameReadOperation)
-}
-
-/// A frame read: decodes one frame from the engine's buffer with the caller's codec. Type-erased so that the engine
-/// stays non-generic; the generic implementation lives with the async face.
-protocol FrameReadOperation: AnyObject {
-    /// Tries to decode one frame. Returns true when the operation finished (a frame, the end of the stream, or an
-    /// error were handed to the waiting task); false when more bytes are needed. On a throw of the codec the bytes
-    /// stay in `buffer`.
-    func attempt(_ buffer: inout ByteBuffer, inputClosed: Bool) -> Bool
-
-    /// Ends the operation with `error` (close, cancellation).
-    func fail(_ error: any Error)
-
-    /// Frames this operation decoded ahead for its iterator (their bytes left the buffer), if any.
-    var decodedAhead: (any ReclaimableFrames)? { get }
-}
-
-/// Frames decoded ahead of an iterator, whose bytes go back to the connection when another read comes first.
-protocol ReclaimableFrames: AnyObject {
-    /// Empties the batch; returns the bytes of the frames not taken, in order (nil when all were taken).
-    func reclaim() -> ByteBuffer?
-}
-
-/// Where a queued write's completion goes.
-enum WriteWaiter {
-    /// Delegate face: `didWrite` with this tag.
-    case delegate(tag: Int)
-    /// Async face: resumed once the write is accepted (``WriteAdmission``); `nil` once no task waits for it.
-    case task(CheckedContinuation<Void, any Error>?)
-}
-
-/// The caller's `NSMutableData` and offset, carried to the event loop and back.
-final class CallerBuffer {
-    let data: NSMutableData
-    let offset: Int
-    init(data: NSMutableData, offset: Int) {
-        self.data = data
-        self.offset = offset
-    }
-}
-
-// The caller hands its buffer over for the read's lifetime (as the original documents); only the event loop and
-// then the delegate queue touch it, one after the other.
-extension CallerBuffer: @unchecked Sendable {}
-
-/// The current operation of each queue, published for the synchronous progress getters.
-struct ProgressSnapshot: Sendable {
-    var read: AsyncSocket.IOProgress?
-    var write: AsyncSocket.IOProgress?
-}
-
-/// The face a socket engine works for: it receives the engine's events on the event loop.
-protocol SocketEngineOwner: AnyObject {
-    /// The connection is established and the engine is serving its queues.
-    func engineDidActivate(_ engine: SocketEngine)
-    /// A delegate-face read completed.
-    func engine(_ engine: SocketEngine, didRead bytes: ByteBuffer, tag: Int, destination: CallerBuffer?)
-    /// A delegate-face length or separator read made progress without completing.
-    func engine(_ engine: SocketEngine, didReadPartialDataOfLength length: Int, tag: Int)
-    /// A delegate-face write completed.
-    func engine(_ engine: SocketEngine, didWriteDataWithTag tag: Int)
-    /// A delegate-face write made progress without completing.
-    func engine(_ engine: SocketEngine, didWritePartialDataOfLength length: Int, tag: Int)
-    /// A delegate-face read or write timed out: `respond` (on the event loop) with an extension, or ≤ 0 to close.
-    func engine(
-        _ engine: SocketEngine,
-        shouldTimeout kind: SocketEngine.OperationKind,
-        tag: Int,
-        elapsed: TimeAmount,
-        bytesDone: Int,
-        respond: @escaping (TimeAmount) -> Void
-    )
-    /// The peer closed its side and the engine keeps the connection open for writing.
-    func engineReadStreamDidClose(_ engine: SocketEngine)
-    /// The TLS handshake finished (and pinning passed); `negotiatedProtocol` is the ALPN result.
-    func engineDidSecure(_ engine: SocketEngine, negotiatedProtocol: String?)
-    /// Manual trust evaluation: `answer` may be called from any thread, any time; the first answer counts.
-    func engine(_ engine: SocketEngine, didReceive trust: TLSPeerTrust, answer: @escaping @Sendable (Bool) -> Void)
-    /// The connection ended; called exactly once per engine. `nil` for a local, requested close.
-    func engineDidClose(_ engine: SocketEngine, error: AsyncSocketError?)
-}
-
 /// The one engine under both faces: a channel handler that owns the read queue (available / to length / to
 /// separator), the write queue, their timeouts and progress.
 ///
@@ -109,37 +19,9 @@ final class SocketEngine: ChannelInboundHandler {
         case write
     }
 
-    /// How operation-level failures are treated: the original closes the socket, the async face fails the call.
-    struct Policy {
-        var failuresCloseConnection: Bool
-        var autoDisconnectOnClosedReadStream: Bool
-        var reportsProgress: Bool
-
-        static let delegateFace = Policy(
-            failuresCloseConnection: true,
-            autoDisconnectOnClosedReadStream: true,
-            reportsProgress: true
-        )
-        static let asyncFace = Policy(
-            failuresCloseConnection: false,
-            autoDisconnectOnClosedReadStream: false,
-            reportsProgress: false
-        )
-    }
-
-    private struct ReadRequest {
-        let id: UInt64
-        var matcher: ReadMatcher
-        let timeout: TimeAmount?
-        var elapsed: TimeAmount = .zero
-        var reported = 0
-        let waiter: ReadWaiter
-
-        var tag: Int? {
-            if case .delegate(let tag, _) = waiter { return tag }
-            return nil
-        }
-    }
+    typealias Policy = EnginePolicy
+    /// The async face's read continuation.
+    typealias ReadContinuation = CheckedContinuation<ByteBuffer?, any Error>
 
     private struct WriteRequest {
         let id: UInt64
@@ -169,20 +51,18 @@ final class SocketEngine: ChannelInboundHandler {
     static let pauseThreshold = 256 * 1024
 
     let eventLoop: any EventLoop
-    var policy: Policy
+    let policy: Policy
     let progress: NIOLockedValueBox<ProgressSnapshot>
     private(set) weak var context: ChannelHandlerContext?
     private var owner: (any SocketEngineOwner)?
     private var state = State.waitingForChannel
-    private var buffer = ByteBuffer()
-    // Small initial queues: most connections have one operation at a time, and idle ones should cost little.
-    private var reads = CircularBuffer<ReadRequest>(initialCapacity: 2)
+    /// The read side: buffered bytes, queued reads, their decisions.
+    private var reads: TCPReadQueue<ReadContinuation>
+    /// The read timer running, and the one the queue asked for when it was armed.
+    private var readTimer: (spec: TCPReadQueue<ReadContinuation>.Timer, scheduled: Scheduled<Void>)?
+    // Small initial queue: most connections have one operation at a time, and idle ones should cost little.
     private var writes = CircularBuffer<WriteRequest>(initialCapacity: 2)
-    private var readTimer: Scheduled<Void>?
     private var writeTimer: Scheduled<Void>?
-    private var readsPausedForTimeoutQuery = false
-    private var inputClosed = false
-    private var readStreamClosureReported = false
     private var closesAfterReads = false
     private var closesAfterWrites = false
     private var inReadLoop = false
@@ -196,8 +76,6 @@ final class SocketEngine: ChannelInboundHandler {
     private var pendingError: AsyncSocketError?
     /// The channel closed after a clean end of both directions; only buffered reads remain.
     private var channelGone = false
-    /// Frames decoded ahead of a `frames` iterator: their bytes are out of `buffer` until taken or reclaimed.
-    private var framesAhead: (any ReclaimableFrames)?
     /// Set when the connection was never established and is being abandoned; a channel that arrives later closes.
     var isClosed: Bool { state == .closed }
     /// The requested upgrade until the connection is secure: operations after its barrier wait for it.
@@ -237,6 +115,7 @@ final class SocketEngine: ChannelInboundHandler {
         self.eventLoop = eventLoop
         self.owner = owner
         self.policy = policy
+        self.reads = TCPReadQueue(policy: policy)
         self.progress = NIOLockedValueBox(ProgressSnapshot())
     }
 
@@ -287,16 +166,8 @@ final class SocketEngine: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        var incoming = unwrapInboundIn(data)
         guard state == .active else { return }
-        if buffer.readableBytes == 0 {
-            buffer = incoming
-        } else {
-            if buffer.readerIndex > 0 && buffer.readerIndex >= buffer.capacity / 2 {
-                buffer.discardReadBytes()
-            }
-            buffer.writeBuffer(&incoming)
-        }
+        reads.received(unwrapInboundIn(data))
         inReadLoop = true
         processReads()
         inReadLoop = false
@@ -313,7 +184,7 @@ final class SocketEngine: ChannelInboundHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? ChannelEvent, event == .inputClosed {
-            inputClosed = true
+            reads.endOfInput()
             processReads()
         } else if let event = event as? TLSUserEvent, case .handshakeCompleted(let negotiated) = event {
             handshakeCompleted(negotiatedProtocol: negotiated)
@@ -341,7 +212,7 @@ final class SocketEngine: ChannelInboundHandler {
         if state == .active && !policy.failuresCloseConnection && pendingError == nil {
             // Async face, both directions ended cleanly (the peer closed after our half-close): reads go on serving
             // the buffered bytes, then the end of the stream; writes fail.
-            inputClosed = true
+            reads.endOfInput()
             channelGone = true
             admission?.close(.closedByPeer)
             processReads()
@@ -349,10 +220,10 @@ final class SocketEngine: ChannelInboundHandler {
             return
         }
         if state != .closed {
-            if inputClosed || pendingError != nil {
+            if reads.inputClosed || pendingError != nil {
                 close(error: pendingError ?? .closedByPeer)
             } else {
-                inputClosed = true
+                reads.endOfInput()
                 processReads()
                 if state != .closed { close(error: .closedByPeer) }
             }
@@ -362,7 +233,7 @@ final class SocketEngine: ChannelInboundHandler {
 
     // MARK: operations (event loop only)
 
-    func enqueueRead(_ kind: ReadKind, timeout: TimeAmount?, waiter: ReadWaiter) -> UInt64 {
+    func enqueueRead(_ kind: ReadKind, timeout: TimeAmount?, waiter: ReadWaiter<ReadContinuation>) -> UInt64 {
         eventLoop.assertInEventLoop()
         nextID &+= 1
         guard state != .closed, gracefulClose == nil else {
@@ -374,8 +245,7 @@ final class SocketEngine: ChannelInboundHandler {
             }
             return nextID
         }
-        reads.append(ReadRequest(id: nextID, matcher: ReadMatcher(kind: kind), timeout: timeout, waiter: waiter))
-        if reads.count == 1 { processReads() }
+        if reads.enqueue(id: nextID, kind: kind, timeout: timeout, waiter: waiter) { processReads() }
         return nextID
     }
 
@@ -470,32 +340,24 @@ final class SocketEngine: ChannelInboundHandler {
 
     /// Async face: the task waiting for read `id` was cancelled. The read leaves the queue, consuming nothing.
     func cancelRead(id: UInt64, error: any Error) {
-        guard let index = reads.firstIndex(where: { $0.id == id }) else { return }
-        let wasCurrent = index == reads.startIndex
-        let request = reads.remove(at: index)
-        if wasCurrent {
-            cancelReadTimer()
-        }
-        switch request.waiter {
-        case .task(let continuation): continuation.resume(throwing: error)
-        case .frame(let operation): operation.fail(error)
-        case .delegate: break
-        }
-        if wasCurrent { processReads() }
+        guard let (waiter, wasHead) = reads.cancel(id: id) else { return }
+        syncReadTimer()
+        fail(waiter, with: error)
+        if wasHead { processReads() }
     }
 
     /// The original's `disconnectAfterReading`: close once the read queue drains; pending writes are dropped.
     func closeAfterReading() {
         closesAfterReads = true
         dropWrites()
-        if reads.isEmpty { close(error: nil) }
+        if reads.headID == nil { close(error: nil) }
     }
 
     /// The original's `disconnectAfterWriting`: close once the write queue drains; pending reads are dropped.
     func closeAfterWriting() {
         closesAfterWrites = true
-        reads.removeAll()
-        cancelReadTimer()
+        _ = reads.removeAll()
+        syncReadTimer()
         publishReadProgress()
         if writes.isEmpty { close(error: nil) }
     }
@@ -504,7 +366,7 @@ final class SocketEngine: ChannelInboundHandler {
     func closeAfterReadingAndWriting() {
         closesAfterReads = true
         closesAfterWrites = true
-        if reads.isEmpty && writes.isEmpty { close(error: nil) }
+        if reads.headID == nil && writes.isEmpty { close(error: nil) }
     }
 
     /// Async face `close()`: pending reads end now; writes already handed to the channel go out first, then the
@@ -526,17 +388,9 @@ final class SocketEngine: ChannelInboundHandler {
             promise.succeed(())
             return
         }
-        let reads = self.reads
-        self.reads.removeAll()
-        cancelReadTimer()
+        for waiter in reads.removeAll() { fail(waiter, with: AsyncSocketError.closedLocally) }
+        syncReadTimer()
         publishReadProgress()
-        for request in reads {
-            switch request.waiter {
-            case .task(let continuation): continuation.resume(throwing: AsyncSocketError.closedLocally)
-            case .frame(let operation): operation.fail(AsyncSocketError.closedLocally)
-            case .delegate: break
-            }
-        }
         closesAfterWrites = true
         let linger = closeLinger
         let timer = eventLoop.assumeIsolated().scheduleTask(in: linger) { [self] in
@@ -581,7 +435,8 @@ final class SocketEngine: ChannelInboundHandler {
         state = .closed
         closedWith = error
         admission?.close(error ?? .closedLocally)
-        cancelReadTimer()
+        readTimer?.scheduled.cancel()
+        readTimer = nil
         writeTimer?.cancel()
         writeTimer = nil
         tlsTimer?.cancel()
@@ -596,24 +451,20 @@ final class SocketEngine: ChannelInboundHandler {
         tlsHandler = nil
         if let upgrade = tls {
             tls = nil
+            reads.tlsBarrier = nil
             upgrade.promise?.fail(error ?? AsyncSocketError.closedLocally)
         }
         var reported = error
         if reported != nil {
-            reported?.pendingReadTags = reads.compactMap(\.tag)
+            reported?.pendingReadTags = reads.pendingTags
             reported?.pendingWriteTags = writes.compactMap(\.tag)
-            if buffer.readableBytes > 0 {
-                reported?.unreadData = Data(buffer.readableBytesView)
+            let unread = reads.takeBuffer()
+            if unread.readableBytes > 0 {
+                reported?.unreadData = Data(unread.readableBytesView)
             }
         }
         let taskError = error ?? AsyncSocketError.closedLocally
-        for request in reads {
-            switch request.waiter {
-            case .task(let continuation): continuation.resume(throwing: taskError)
-            case .frame(let operation): operation.fail(taskError)
-            case .delegate: break
-            }
-        }
+        for waiter in reads.removeAll() { fail(waiter, with: taskError) }
         let waiting = waitingWrites
         waitingWrites.removeAll()
         for write in waiting {
@@ -626,9 +477,8 @@ final class SocketEngine: ChannelInboundHandler {
             graceful.timer?.cancel()
             if let error { graceful.promise.fail(error) } else { graceful.promise.succeed(()) }
         }
-        reads.removeAll()
         writes.removeAll()
-        buffer = ByteBuffer()
+        _ = reads.takeBuffer()
         progress.withLockedValue { $0 = ProgressSnapshot() }
         let owner = self.owner
         self.owner = nil
@@ -655,6 +505,7 @@ final class SocketEngine: ChannelInboundHandler {
             return
         }
         upgrade.barrier = nextID
+        reads.tlsBarrier = nextID
         tls = upgrade
         if let timeout = upgrade.timeout {
             tlsTimer = eventLoop.assumeIsolated().scheduleTask(in: timeout) { [self] in
@@ -669,7 +520,7 @@ final class SocketEngine: ChannelInboundHandler {
     /// engine and the bytes buffered so far (the peer may already have sent its hello) are fed to it as ciphertext.
     private func startHandshakeIfReady() {
         guard state == .active, let upgrade = tls, tlsHandler == nil, let context else { return }
-        if let read = reads.first, read.id <= upgrade.barrier { return }
+        if let read = reads.headID, read <= upgrade.barrier { return }
         if let write = writes.first, write.id <= upgrade.barrier { return }
         let handler: NIOSSLHandler
         do {
@@ -682,11 +533,10 @@ final class SocketEngine: ChannelInboundHandler {
             close(error: .wrapping(error, function: "startTLS"))
             return
         }
-        guard buffer.readableBytes > 0, state == .active,
+        guard reads.buffer.readableBytes > 0, state == .active,
             let tlsContext = try? context.pipeline.syncOperations.context(handler: handler)
         else { return }
-        let ciphertext = buffer
-        buffer = ByteBuffer()
+        let ciphertext = reads.takeBuffer()
         handler.channelRead(context: tlsContext, data: NIOAny(ciphertext))
         if state == .active { handler.channelReadComplete(context: tlsContext) }
     }
@@ -698,6 +548,7 @@ final class SocketEngine: ChannelInboundHandler {
             return
         }
         tls = nil
+        reads.tlsBarrier = nil
         tlsTimer?.cancel()
         tlsTimer = nil
         isSecure = true
@@ -738,136 +589,62 @@ final class SocketEngine: ChannelInboundHandler {
 
     // MARK: reading
 
+    /// Runs the read queue's actions until it stops. A delegate called inline (event-loop delivery) may queue reads
+    /// from inside a completion: the loop below picks them up, so a nested call has nothing to do (and must not
+    /// recurse once per buffered frame).
     private func processReads() {
-        // A delegate called inline (event-loop delivery) may queue reads from inside a completion: the loop below
-        // picks them up, so a nested call has nothing to do (and must not recurse once per buffered frame).
-        guard state == .active, !readsPausedForTimeoutQuery, !isProcessingReads else { return }
+        guard state == .active, !isProcessingReads else { return }
         isProcessingReads = true
         defer { isProcessingReads = false }
-        while var request = reads.first {
-            if let ahead = framesAhead {
-                // Another read reached the connection: the frames not taken yet go back, in front of the buffer.
-                framesAhead = nil
-                if var reclaimed = ahead.reclaim() {
-                    reclaimed.writeBuffer(&buffer)
-                    buffer = reclaimed
-                }
-            }
-            if isBehindTLS(request.id) {
-                startHandshakeIfReady()
-                guard state == .active else { return }
-                if isBehindTLS(request.id) {
-                    if !inReadLoop { requestMoreDataIfNeeded() }
-                    return
-                }
-                continue
-            }
-            if case .frame(let operation) = request.waiter {
-                if operation.attempt(&buffer, inputClosed: inputClosed) {
-                    reads.removeFirst()
-                    cancelReadTimer()
-                    framesAhead = operation.decodedAhead
-                    continue
-                }
-                if !inReadLoop { requestMoreDataIfNeeded() }
-                return
-            }
-            let match = request.matcher.match(buffer)
-            switch match {
-            case .complete(let count):
-                cancelReadTimer()
-                let bytes = buffer.readSlice(length: count)!
-                reads.removeFirst()
+        while state == .active {
+            let action = reads.next()
+            syncReadTimer()
+            switch action {
+            case .deliver(let bytes, let waiter):
                 // The progress snapshot moves on before the delegate can ask for it from its callback.
                 publishReadProgress()
-                deliver(bytes, to: request.waiter)
+                deliver(bytes, to: waiter)
                 guard state == .active else { return }
-                if closesAfterReads && reads.isEmpty && (!closesAfterWrites || writes.isEmpty) {
+                if closesAfterReads && reads.headID == nil && (!closesAfterWrites || writes.isEmpty) {
                     close(error: nil)
                     return
                 }
-                if inputClosed && policy.autoDisconnectOnClosedReadStream && buffer.readableBytes == 0 {
-                    close(error: .closedByPeer)
-                    return
-                }
-            case .incomplete(let bytesDone):
-                if policy.reportsProgress, bytesDone > request.reported,
-                    request.matcher.kind.total > 0
-                        || isSeparator(request.matcher.kind)
-                {
-                    let increment = bytesDone - request.reported
-                    request.reported = bytesDone
-                    if let tag = request.tag { owner?.engine(self, didReadPartialDataOfLength: increment, tag: tag) }
-                    guard state == .active else { return }
-                }
-                reads[reads.startIndex] = request
-                if inputClosed {
-                    if policy.autoDisconnectOnClosedReadStream {
-                        close(error: .closedByPeer)
-                        return
-                    }
-                    if case .task(let continuation) = request.waiter {
-                        reads.removeFirst()
-                        cancelReadTimer()
-                        if case .available = request.matcher.kind, buffer.readableBytes == 0 {
-                            continuation.resume(returning: nil)
-                        } else {
-                            continuation.resume(throwing: AsyncSocketError.closedByPeer)
-                        }
-                        continue
-                    }
-                    reportReadStreamClosure()
-                    armReadTimerIfNeeded()
-                    publishReadProgress()
-                    return
-                }
-                armReadTimerIfNeeded()
+            case .endOfStream(let continuation):
+                continuation.resume(returning: nil)
+            case .fail(let waiter, let error):
+                fail(waiter, with: error)
+            case .partial(let tag, let length):
+                owner?.engine(self, didReadPartialDataOfLength: length, tag: tag)
+            case .readStreamClosed:
+                owner?.engineReadStreamDidClose(self)
+            case .askTimeout(let tag, let elapsed, let bytesDone):
+                askReadTimeout(tag: tag, elapsed: elapsed, bytesDone: bytesDone)
+                return
+            case .close(let error):
+                close(error: error)
+                return
+            case .awaitTLS:
+                startHandshakeIfReady()
+                if !inReadLoop { requestMoreDataIfNeeded() }
+                publishReadProgress()
+                return
+            case .awaitBytes:
                 publishReadProgress()
                 if !inReadLoop { requestMoreDataIfNeeded() }
                 return
-            case .maxedOut:
-                reads[reads.startIndex] = request
-                if policy.failuresCloseConnection {
-                    close(error: .readMaxedOut)
-                    return
+            case .idle:
+                publishReadProgress()
+                if tls != nil {
+                    startHandshakeIfReady()
+                    guard state == .active else { return }
                 }
-                reads.removeFirst()
-                cancelReadTimer()
-                if case .task(let continuation) = request.waiter {
-                    continuation.resume(throwing: AsyncSocketError.readMaxedOut)
-                }
+                if !inReadLoop { requestMoreDataIfNeeded() }
+                return
             }
         }
-        publishReadProgress()
-        if tls != nil {
-            startHandshakeIfReady()
-            guard state == .active else { return }
-        }
-        if inputClosed {
-            if buffer.readableBytes == 0 {
-                if policy.autoDisconnectOnClosedReadStream {
-                    close(error: .closedByPeer)
-                } else {
-                    reportReadStreamClosure()
-                }
-            }
-        } else if !inReadLoop {
-            requestMoreDataIfNeeded()
-        }
     }
 
-    private func isSeparator(_ kind: ReadKind) -> Bool {
-        if case .separator = kind { return true }
-        return false
-    }
-
-    private func reportReadStreamClosure() {
-        guard !readStreamClosureReported else { return }
-        readStreamClosureReported = true
-        owner?.engineReadStreamDidClose(self)
-    }
-
-    private func deliver(_ bytes: ByteBuffer, to waiter: ReadWaiter) {
+    private func deliver(_ bytes: ByteBuffer, to waiter: ReadWaiter<ReadContinuation>) {
         switch waiter {
         case .delegate(let tag, let destination):
             owner?.engine(self, didRead: bytes, tag: tag, destination: destination)
@@ -878,81 +655,71 @@ final class SocketEngine: ChannelInboundHandler {
         }
     }
 
+    /// Ends a task's or frame's read with `error`; a delegate read has nobody to tell (its tag rides on the close).
+    private func fail(_ waiter: ReadWaiter<ReadContinuation>, with error: any Error) {
+        switch waiter {
+        case .task(let continuation): continuation.resume(throwing: error)
+        case .frame(let operation): operation.fail(error)
+        case .delegate: break
+        }
+    }
+
     /// Reads from the kernel while a queued read waits for bytes or while less than `pauseThreshold` bytes are
     /// buffered; past that, with no read wanting them, the kernel holds the data (back-pressure), so a peer's close
     /// is noticed once queued reads drain the buffer. The channel reads on its own (`autoRead`) while reading is
     /// wanted, which keeps its read interest registered instead of re-arming it for every chunk.
     private func requestMoreDataIfNeeded() {
-        guard state == .active, !inputClosed, let context else { return }
+        guard state == .active, !reads.inputClosed, let context else { return }
         let wantsBytes =
-            (!reads.isEmpty && !readsPausedForTimeoutQuery) || buffer.readableBytes < Self.pauseThreshold
+            (reads.headID != nil && !reads.pausedForTimeoutQuery) || reads.buffer.readableBytes < Self.pauseThreshold
         guard wantsBytes != isAutoReading else { return }
         isAutoReading = wantsBytes
         try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: wantsBytes)
     }
 
-    private func armReadTimerIfNeeded() {
-        guard readTimer == nil, let request = reads.first, let timeout = request.timeout else { return }
-        let id = request.id
-        readTimer = eventLoop.assumeIsolated().scheduleTask(in: max(timeout, .zero)) { [self] in
-            readTimerFired(id: id, duration: max(timeout, .zero))
-        }
-    }
-
-    private func cancelReadTimer() {
-        readTimer?.cancel()
+    /// Makes the running read timer the one the queue wants: cancels a stale one, arms a new one.
+    private func syncReadTimer() {
+        let wanted = reads.timer
+        guard readTimer?.spec != wanted else { return }
+        readTimer?.scheduled.cancel()
         readTimer = nil
-    }
-
-    private func readTimerFired(id: UInt64, duration: TimeAmount) {
-        readTimer = nil
-        guard state == .active, var request = reads.first, request.id == id else { return }
-        request.elapsed = request.elapsed + duration
-        reads[reads.startIndex] = request
-        switch request.waiter {
-        case .task(let continuation):
-            reads.removeFirst()
-            continuation.resume(throwing: AsyncSocketError.readTimeout)
-            processReads()
-        case .frame(let operation):
-            reads.removeFirst()
-            operation.fail(AsyncSocketError.readTimeout)
-            processReads()
-        case .delegate(let tag, _):
-            readsPausedForTimeoutQuery = true
-            let bytesDone = currentBytesDone(request)
-            owner?.engine(self, shouldTimeout: .read, tag: tag, elapsed: request.elapsed, bytesDone: bytesDone) {
-                [self] extensionTime in
-                readsPausedForTimeoutQuery = false
-                guard state == .active, let current = reads.first, current.id == id else { return }
-                if extensionTime > .zero {
-                    readTimer = eventLoop.assumeIsolated().scheduleTask(in: extensionTime) { [self] in
-                        readTimerFired(id: id, duration: extensionTime)
-                    }
-                    processReads()
-                } else {
-                    close(error: .readTimeout)
-                }
+        guard let wanted else { return }
+        let scheduled = eventLoop.assumeIsolated().scheduleTask(in: wanted.duration) { [self] in
+            readTimer = nil
+            guard state == .active else { return }
+            let action = reads.timerFired(id: wanted.id, duration: wanted.duration)
+            switch action {
+            case .fail(let waiter, let error):
+                fail(waiter, with: error)
+                processReads()
+            case .askTimeout(let tag, let elapsed, let bytesDone):
+                askReadTimeout(tag: tag, elapsed: elapsed, bytesDone: bytesDone)
+            default:
+                break
             }
         }
+        readTimer = (wanted, scheduled)
     }
 
-    private func currentBytesDone(_ request: ReadRequest) -> Int {
-        var matcher = request.matcher
-        switch matcher.match(buffer) {
-        case .complete(let count): return count
-        case .incomplete(let done): return done
-        case .maxedOut: return buffer.readableBytes
+    /// Asks the delegate whether the head read may have more time; reads pause until it answers.
+    private func askReadTimeout(tag: Int, elapsed: TimeAmount, bytesDone: Int) {
+        guard let id = reads.headID else { return }
+        owner?.engine(self, shouldTimeout: .read, tag: tag, elapsed: elapsed, bytesDone: bytesDone) {
+            [self] extensionTime in
+            guard state == .active else { return }
+            switch reads.timeoutAnswered(id: id, extension: extensionTime) {
+            case .close(let error): close(error: error)
+            case .awaitBytes:
+                syncReadTimer()
+                processReads()
+            default: processReads()
+            }
         }
     }
 
     private func publishReadProgress() {
         guard policy.reportsProgress else { return }
-        let snapshot: AsyncSocket.IOProgress? = reads.first.map { request in
-            let total = request.matcher.kind.total
-            let done = currentBytesDone(request)
-            return AsyncSocket.IOProgress(tag: request.tag ?? 0, bytesDone: done, total: total)
-        }
+        let snapshot = reads.progress
         progress.withLockedValue { $0.read = snapshot }
     }
 
@@ -1012,7 +779,7 @@ final class SocketEngine: ChannelInboundHandler {
         case .task(let continuation): continuation?.resume()
         }
         guard state == .active else { return }
-        if closesAfterWrites && writes.isEmpty && (!closesAfterReads || reads.isEmpty) {
+        if closesAfterWrites && writes.isEmpty && (!closesAfterReads || reads.headID == nil) {
             close(error: nil)
             return
         }

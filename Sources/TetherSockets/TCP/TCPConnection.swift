@@ -21,6 +21,8 @@ public final class TCPConnection: Sendable {
     let channel: any Channel
     let engine: NIOLoopBound<SocketEngine>
     let logger: Logger?
+    /// The addresses as they were when the connection was made: they stay readable after close.
+    let addresses: (remote: SocketAddress, local: SocketAddress)
     let security: NIOLockedValueBox<AsyncFaceOwner.Security>
     /// The name given to connect, for TLS name verification.
     let connectHost: String?
@@ -32,9 +34,11 @@ public final class TCPConnection: Sendable {
         engine: SocketEngine,
         security: NIOLockedValueBox<AsyncFaceOwner.Security>,
         connectHost: String?,
+        addresses: (remote: SocketAddress, local: SocketAddress),
         logger: Logger?
     ) {
         self.channel = channel
+        self.addresses = addresses
         self.engine = NIOLoopBound(engine, eventLoop: channel.eventLoop)
         self.admission = WriteAdmission()
         engine.admission = self.admission
@@ -44,7 +48,11 @@ public final class TCPConnection: Sendable {
     }
 
     /// On the channel's loop: wraps a connected channel with an async-face engine.
+    /// - Throws: `.closedByPeer` when the channel has no addresses any more (the peer left before adoption).
     static func adopt(_ channel: any Channel, connectHost: String? = nil, logger: Logger?) throws -> TCPConnection {
+        guard let remote = channel.remoteAddress, let local = channel.localAddress else {
+            throw AsyncSocketError.closedByPeer
+        }
         let owner = AsyncFaceOwner()
         let engine = SocketEngine(eventLoop: channel.eventLoop, owner: owner, policy: .asyncFace)
         try channel.pipeline.syncOperations.addHandler(engine)
@@ -53,6 +61,7 @@ public final class TCPConnection: Sendable {
             engine: engine,
             security: owner.security,
             connectHost: connectHost,
+            addresses: (remote, local),
             logger: logger
         )
     }
@@ -171,15 +180,15 @@ public final class TCPConnection: Sendable {
                 connectorBox.get()?.value.cancel(with: CancellationError())
             }
         }
-        logger?.debug("connected", metadata: ["remote": "\(connection.channel.remoteAddress.map { "\($0)" } ?? "?")"])
+        logger?.debug("connected", metadata: ["remote": "\(connection.remoteAddress)"])
         return connection
     }
 
-    /// The peer's address.
-    public var remoteAddress: SocketAddress { channel.remoteAddress! }
+    /// The peer's address; after close, the address the connection had.
+    public var remoteAddress: SocketAddress { addresses.remote }
 
-    /// The local address.
-    public var localAddress: SocketAddress { channel.localAddress! }
+    /// The local address; after close, the address the connection had.
+    public var localAddress: SocketAddress { addresses.local }
 
     /// Whether the connection is encrypted: its TLS handshake completed.
     public var isSecure: Bool { security.withLockedValue { $0.isSecure } }
@@ -353,74 +362,6 @@ public final class TCPConnection: Sendable {
             loop.execute { engine.value.abortGracefulClose() }
         }
     }
-}
-
-/// The async face needs no callbacks: results go straight to the awaiting tasks. It records the TLS outcome.
-final class AsyncFaceOwner: SocketEngineOwner {
-    struct Security {
-        var isSecure = false
-        var negotiatedProtocol: String?
-    }
-
-    let security = NIOLockedValueBox(Security())
-
-    func engineDidSecure(_ engine: SocketEngine, negotiatedProtocol: String?) {
-        security.withLockedValue {
-            $0.isSecure = true
-            $0.negotiatedProtocol = negotiatedProtocol
-        }
-    }
-
-    func engine(_ engine: SocketEngine, didReceive trust: TLSPeerTrust, answer: @escaping @Sendable (Bool) -> Void) {
-        answer(false)
-    }
-
-    func engineDidActivate(_ engine: SocketEngine) {}
-    func engine(_ engine: SocketEngine, didRead bytes: ByteBuffer, tag: Int, destination: CallerBuffer?) {}
-    func engine(_ engine: SocketEngine, didReadPartialDataOfLength length: Int, tag: Int) {}
-    func engine(_ engine: SocketEngine, didWriteDataWithTag tag: Int) {}
-    func engine(_ engine: SocketEngine, didWritePartialDataOfLength length: Int, tag: Int) {}
-    func engine(
-        _ engine: SocketEngine,
-        shouldTimeout kind: SocketEngine.OperationKind,
-        tag: Int,
-        elapsed: TimeAmount,
-        bytesDone: Int,
-        respond: @escaping (TimeAmount) -> Void
-    ) { respond(.zero) }
-    func engineReadStreamDidClose(_ engine: SocketEngine) {}
-    func engineDidClose(_ engine: SocketEngine, error: AsyncSocketError?) {}
-}
-
-/// The id of an operation, set on the event loop and read by its cancellation handler (also on the event loop;
-/// the lock makes the hand-over between the two closures safe). A cancellation that arrives before the operation
-/// reached the engine marks it, so that the operation fails at once instead of waiting.
-final class OperationID: Sendable {
-    private struct State {
-        var id: UInt64?
-        var cancelled = false
-    }
-
-    private let state = NIOLockedValueBox(State())
-
-    func set(_ id: UInt64) { state.withLockedValue { $0.id = id } }
-
-    var isCancelled: Bool { state.withLockedValue { $0.cancelled } }
-
-    /// Marks the operation cancelled; returns its id when it already reached the engine.
-    func cancel() -> UInt64? {
-        state.withLockedValue {
-            $0.cancelled = true
-            return $0.id
-        }
-    }
-}
-
-/// Holds the connector of a pending connect for its cancellation handler.
-final class NIOLockedValueBoxOfConnector: Sendable {
-    private let value = NIOLockedValueBox<NIOLoopBound<TCPConnector>?>(nil)
-    func set(_ connector: NIOLoopBound<TCPConnector>) { value.withLockedValue { $0 = connector } }
-    func get() -> NIOLoopBound<TCPConnector>? { value.withLockedValue { $0 } }
 }
 
 extension TimeAmount {

@@ -1,7 +1,7 @@
 public import Logging
-import NIOConcurrencyHelpers
 public import NIOCore
 public import NIOPosix
+import TetherConcurrency
 
 /// A listening TCP socket whose accepted connections arrive as an async sequence.
 ///
@@ -12,13 +12,25 @@ public import NIOPosix
 /// }
 /// ```
 public final class TCPListener: Sendable {
+    /// How many accepted connections wait for the consumer, by default, before the listener stops accepting.
+    public static let defaultMaxPendingConnections = 64
+
     private let channel: any Channel
     private let stream: AsyncThrowingStream<TCPConnection, any Error>
-    private let iterating = NIOLockedValueBox(false)
+    private let boundAddress: SocketAddress
+    let gate: AcceptGate
+    private let iterating = LockedBox(false)
 
-    private init(channel: any Channel, stream: AsyncThrowingStream<TCPConnection, any Error>) {
+    private init(
+        channel: any Channel,
+        stream: AsyncThrowingStream<TCPConnection, any Error>,
+        boundAddress: SocketAddress,
+        gate: AcceptGate
+    ) {
         self.channel = channel
         self.stream = stream
+        self.boundAddress = boundAddress
+        self.gate = gate
     }
 
     /// Binds and listens.
@@ -28,37 +40,65 @@ public final class TCPListener: Sendable {
     ///   - tls: server settings: each connection is yielded after its handshake; clients whose handshake fails
     ///     (or takes more than 10 seconds) are closed, logged and never yielded.
     ///   - backlog: the kernel's queue of pending connections.
+    ///   - maxPendingConnections: accepted connections that wait for the consumer of ``connections``. When that
+    ///     many wait, the listener stops accepting (clients then wait in the kernel's `backlog`) until the consumer
+    ///     has taken half of them. Default ``defaultMaxPendingConnections``.
     ///   - eventLoopGroup: the engine's event loops.
-    ///   - logger: where to log at debug level.
-    /// - Throws: ``AsyncSocketError``: `.badParam` for a bad port or empty host, `.badConfig` for TLS settings
-    ///   that are not a usable server's, `.other` with the POSIX error of a failed bind.
+    ///   - logger: logs at `.debug` the bound address, each connection handed to the consumer, failed TLS
+    ///     handshakes, and each pause of accepting.
+    /// - Throws: ``AsyncSocketError``: `.badParam` for a bad port, empty host, backlog or pending limit below 1,
+    ///   `.badConfig` for TLS settings that are not a usable server's, `.other` with the POSIX error of a failed
+    ///   bind.
     public static func bind(
         host: String,
         port: Int,
         tls: TLSSettings? = nil,
         backlog: Int = 256,
+        maxPendingConnections: Int = TCPListener.defaultMaxPendingConnections,
         on eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger? = nil
     ) async throws -> TCPListener {
         guard !host.isEmpty else { throw AsyncSocketError.badParam("Empty host") }
         guard (0...65_535).contains(port) else { throw AsyncSocketError.badParam("Port \(port) is out of range") }
         guard backlog >= 1 else { throw AsyncSocketError.badParam("Backlog must be at least 1") }
+        guard maxPendingConnections >= 1 else {
+            throw AsyncSocketError.badParam("maxPendingConnections must be at least 1")
+        }
         try tls?.validate(asyncFace: true, expectsServer: true)
         let loop = eventLoopGroup.next()
         let addresses = try await HostResolver.resolve(host: host, port: port, on: loop).get()
         guard let address = addresses.first else { throw AsyncSocketError.badParam("No address for \(host)") }
+        let gate = AcceptGate(limit: maxPendingConnections)
         let (stream, continuation) = AsyncThrowingStream<TCPConnection, any Error>.makeStream()
+        let handOver: @Sendable (TCPConnection, any Channel) -> Void = { connection, child in
+            logger?.debug("accepted", metadata: ["remote": "\(connection.remoteAddress)"])
+            if case .terminated = continuation.yield(connection) {
+                gate.released()
+                child.close(promise: nil)
+            }
+        }
         let channel: any Channel
         do {
             channel = try await ServerBootstrap(group: eventLoopGroup)
                 .serverChannelOption(.backlog, value: Int32(clamping: backlog))
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelOption(.allowRemoteHalfClosure, value: true)
+                .serverChannelInitializer { server in
+                    server.eventLoop.makeCompletedFuture {
+                        try server.pipeline.syncOperations.addHandler(AcceptCounter(gate: gate, logger: logger))
+                    }
+                }
                 .childChannelInitializer { child in
                     child.eventLoop.makeCompletedFuture {
-                        let connection = try TCPConnection.adopt(child, logger: logger)
+                        let connection: TCPConnection
+                        do {
+                            connection = try TCPConnection.adopt(child, logger: logger)
+                        } catch {
+                            gate.released()
+                            throw error
+                        }
                         guard let tls else {
-                            if case .terminated = continuation.yield(connection) { child.close(promise: nil) }
+                            handOver(connection, child)
                             return
                         }
                         let handshakeLimit = AsyncSocketError.tls(
@@ -69,8 +109,9 @@ public final class TCPListener: Sendable {
                             .whenComplete { result in
                                 switch result {
                                 case .success:
-                                    if case .terminated = continuation.yield(connection) { child.close(promise: nil) }
+                                    handOver(connection, child)
                                 case .failure(let error):
+                                    gate.released()
                                     logger?.debug("TLS handshake failed", metadata: ["error": "\(error)"])
                                 }
                             }
@@ -82,19 +123,27 @@ public final class TCPListener: Sendable {
             continuation.finish()
             throw AsyncSocketError.wrapping(error, function: "bind")
         }
+        gate.attach(channel)
         channel.closeFuture.whenComplete { _ in continuation.finish() }
-        logger?.debug("listening", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
-        return TCPListener(channel: channel, stream: stream)
+        let bound = channel.localAddress ?? address
+        logger?.debug("listening", metadata: ["address": "\(bound)"])
+        return TCPListener(channel: channel, stream: stream, boundAddress: bound, gate: gate)
     }
 
     /// How long an accepted client may take to complete its TLS handshake.
     static let handshakeTimeout = TimeAmount.seconds(10)
 
-    /// The bound address.
-    public var localAddress: SocketAddress { channel.localAddress! }
+    /// The bound address; after ``close()``, the address it had.
+    public var localAddress: SocketAddress { boundAddress }
 
     /// The bound port (the real one after binding port 0).
-    public var localPort: Int { channel.localAddress?.port ?? 0 }
+    public var localPort: Int { boundAddress.port ?? 0 }
+
+    /// Returns once every task queued on the server channel's loop before this call has run (tests: the accept
+    /// count is settled).
+    func loopRoundTrip() async {
+        _ = try? await channel.eventLoop.submit {}.get()
+    }
 
     /// The accepted connections, in order; ends after ``close()``. One consumer at a time: a second concurrent
     /// iterator throws `.badConfig`.
@@ -117,7 +166,7 @@ public final class TCPListener: Sendable {
 
         /// Starts iterating.
         public func makeAsyncIterator() -> AsyncIterator {
-            let claimed = listener.iterating.withLockedValue { busy -> Bool in
+            let claimed = listener.iterating.withLock { busy -> Bool in
                 if busy { return false }
                 busy = true
                 return true
@@ -136,7 +185,9 @@ public final class TCPListener: Sendable {
                 guard base != nil else {
                     throw AsyncSocketError.badConfig("The connections of a listener have one consumer at a time")
                 }
-                return try await base!.next()
+                let connection = try await base!.next()
+                if connection != nil { listener.gate.released() }
+                return connection
             }
         }
     }

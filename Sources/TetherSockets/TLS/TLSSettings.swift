@@ -3,7 +3,7 @@ public import NIOSSL
 
 /// How a connection is secured: the role, whom to trust, what to present. Shared by both faces
 /// (``AsyncSocket/startTLS(_:)``, ``TCPConnection/connect(host:port:timeout:tls:on:logger:)``,
-/// ``TCPListener/bind(host:port:tls:backlog:on:logger:)``).
+/// ``TCPListener/bind(host:port:tls:backlog:maxPendingConnections:on:logger:)``).
 ///
 /// Secure by default: a client verifies the server's chain against ``trustRoots`` and, when it connected by host name
 /// (or ``peerName`` is set), the name too. Connecting by IP literal verifies the chain and, only if ``peerName`` is set,
@@ -96,20 +96,6 @@ public struct TLSSettings: Sendable, Hashable {
     /// Server settings presenting `certificateChain` (leaf first) with `privateKey`.
     public static func server(certificateChain: [NIOSSLCertificate], privateKey: NIOSSLPrivateKey) -> TLSSettings {
         TLSSettings(isServer: true, certificateChain: certificateChain, privateKey: privateKey)
-    }
-}
-
-/// The peer's certificates, handed to manual trust evaluation.
-public struct TLSPeerTrust: Sendable {
-    /// The certificates as the peer presented them, leaf first.
-    public var peerCertificates: [NIOSSLCertificate]
-    /// The name that built-in verification would have checked; nil on a server.
-    public var peerName: String?
-
-    /// Creates a trust object.
-    public init(peerCertificates: [NIOSSLCertificate], peerName: String?) {
-        self.peerCertificates = peerCertificates
-        self.peerName = peerName
     }
 }
 

@@ -1,0 +1,22 @@
+/// How operation-level failures are treated: the original closes the socket, the async face fails the call.
+struct EnginePolicy: Equatable {
+    /// A read that maxes out (or any operation failure) closes the connection instead of failing the call.
+    var failuresCloseConnection: Bool
+    /// The peer's end of stream closes the connection once buffered bytes are drained.
+    var autoDisconnectOnClosedReadStream: Bool
+    /// Partial progress is reported and published for the synchronous getters.
+    var reportsProgress: Bool
+
+    /// CocoaAsyncSocket's rules.
+    static let delegateFace = EnginePolicy(
+        failuresCloseConnection: true,
+        autoDisconnectOnClosedReadStream: true,
+        reportsProgress: true
+    )
+    /// `TCPConnection`'s rules.
+    static let asyncFace = EnginePolicy(
+        failuresCloseConnection: false,
+        autoDisconnectOnClosedReadStream: false,
+        reportsProgress: false
+    )
+}

@@ -1,0 +1,273 @@
+import NIOCore
+
+/// The read side of a TCP connection as a value: the bytes received and not yet consumed, the queued reads, and
+/// the decisions about them. No I/O: events go in (bytes, end of stream, a timer fired, a delegate's answer), and
+/// ``next()`` hands out what to do, one action at a time, until it says to stop. The channel handler executes each
+/// action and asks again, so that a delegate called inline can queue the next read in between (the seed's
+/// header-then-body pattern) without re-entering the queue.
+///
+/// Bytes are consumed only when a read completes: a failed read (async face) loses nothing, and a closing error
+/// (delegate face) can carry every undelivered byte.
+struct TCPReadQueue<Task> {
+    /// A queued read.
+    struct Request {
+        let id: UInt64
+        var matcher: ReadMatcher
+        let timeout: TimeAmount?
+        var elapsed: TimeAmount = .zero
+        /// Bytes already reported as partial progress.
+        var reported = 0
+        let waiter: ReadWaiter<Task>
+    }
+
+    /// The timer the head read wants running: the handler arms it, and cancels one that no longer matches.
+    struct Timer: Equatable {
+        let id: UInt64
+        let duration: TimeAmount
+    }
+
+    /// What to do next.
+    enum Action {
+        /// A read completed with `bytes`.
+        case deliver(ByteBuffer, ReadWaiter<Task>)
+        /// An async `readAvailable` met the end of the stream with nothing buffered: resume it with `nil`.
+        case endOfStream(Task)
+        /// A task's or frame's read failed (timeout, maximum length, end of stream); its bytes stay buffered.
+        case fail(ReadWaiter<Task>, any Error)
+        /// A delegate-face length or separator read made progress without completing.
+        case partial(tag: Int, length: Int)
+        /// The peer closed its side while the connection stays open (reported once).
+        case readStreamClosed
+        /// A delegate-face read timed out: ask the delegate for an extension (reads pause until it answers).
+        case askTimeout(tag: Int, elapsed: TimeAmount, bytesDone: Int)
+        /// The connection must close with this error.
+        case close(AsyncSocketError)
+        /// Stop: the head read waits behind a TLS upgrade (start the handshake if the writes reached it too).
+        case awaitTLS
+        /// Stop: the head read waits for more bytes.
+        case awaitBytes
+        /// Stop: no read is queued (or reads pause for a delegate's timeout answer).
+        case idle
+    }
+
+    let policy: EnginePolicy
+    private(set) var buffer = ByteBuffer()
+    // Small initial queue: most connections have one read at a time, and idle ones should cost little.
+    private(set) var requests = CircularBuffer<Request>(initialCapacity: 2)
+    /// The peer sent its FIN (or the channel ended): no more bytes will come.
+    private(set) var inputClosed = false
+    /// A delegate was asked whether the head read may have more time: reads wait for its answer.
+    private(set) var pausedForTimeoutQuery = false
+    private var closureReported = false
+    /// The head read's timer, when it should be running.
+    private(set) var timer: Timer?
+    /// Reads queued after this id wait for the TLS handshake.
+    var tlsBarrier: UInt64?
+    /// Frames decoded ahead of a `frames` iterator: their bytes are out of `buffer` until taken or reclaimed.
+    private var framesAhead: (any ReclaimableFrames)?
+
+    init(policy: EnginePolicy) {
+        self.policy = policy
+    }
+
+    // MARK: processing
+
+    /// The next thing to do for the queued reads. Call it again after executing every action but the three that
+    /// stop (`.awaitTLS`, `.awaitBytes`, `.idle`) and `.close`.
+    mutating func next() -> Action {
+        guard !pausedForTimeoutQuery else { return .idle }
+        while var request = requests.first {
+            if let ahead = framesAhead {
+                // Another read reached the connection: the frames not taken yet go back, in front of the buffer.
+                framesAhead = nil
+                if var reclaimed = ahead.reclaim() {
+                    reclaimed.writeBuffer(&buffer)
+                    buffer = reclaimed
+                }
+            }
+            if isBehindTLS(request.id) { return .awaitTLS }
+            if case .frame(let operation) = request.waiter {
+                guard operation.attempt(&buffer, inputClosed: inputClosed) else { return .awaitBytes }
+                requests.removeFirst()
+                timer = nil
+                framesAhead = operation.decodedAhead
+                continue
+            }
+            switch request.matcher.match(buffer) {
+            case .complete(let count):
+                timer = nil
+                let bytes = buffer.readSlice(length: count)!
+                requests.removeFirst()
+                return .deliver(bytes, request.waiter)
+            case .incomplete(let bytesDone):
+                if policy.reportsProgress, bytesDone > request.reported, request.matcher.kind.reportsPartialProgress,
+                    case .delegate(let tag, _) = request.waiter
+                {
+                    let increment = bytesDone - request.reported
+                    request.reported = bytesDone
+                    requests[requests.startIndex] = request
+                    return .partial(tag: tag, length: increment)
+                }
+                requests[requests.startIndex] = request
+                guard inputClosed else {
+                    armTimerIfNeeded()
+                    return .awaitBytes
+                }
+                if policy.autoDisconnectOnClosedReadStream { return .close(.closedByPeer) }
+                if case .task(let task) = request.waiter {
+                    requests.removeFirst()
+                    timer = nil
+                    if case .available = request.matcher.kind, buffer.readableBytes == 0 {
+                        return .endOfStream(task)
+                    }
+                    return .fail(request.waiter, AsyncSocketError.closedByPeer)
+                }
+                armTimerIfNeeded()
+                if !closureReported {
+                    closureReported = true
+                    return .readStreamClosed
+                }
+                return .idle
+            case .maxedOut:
+                requests[requests.startIndex] = request
+                if policy.failuresCloseConnection { return .close(.readMaxedOut) }
+                requests.removeFirst()
+                timer = nil
+                return .fail(request.waiter, AsyncSocketError.readMaxedOut)
+            }
+        }
+        if inputClosed && buffer.readableBytes == 0 {
+            if policy.autoDisconnectOnClosedReadStream { return .close(.closedByPeer) }
+            if !closureReported {
+                closureReported = true
+                return .readStreamClosed
+            }
+        }
+        return .idle
+    }
+
+    private mutating func armTimerIfNeeded() {
+        guard timer == nil, let request = requests.first, let timeout = request.timeout else { return }
+        timer = Timer(id: request.id, duration: max(timeout, .zero))
+    }
+
+    // MARK: events
+
+    /// Queues a read. Returns true when it is the only one (processing should run).
+    mutating func enqueue(id: UInt64, kind: ReadKind, timeout: TimeAmount?, waiter: ReadWaiter<Task>) -> Bool {
+        requests.append(Request(id: id, matcher: ReadMatcher(kind: kind), timeout: timeout, waiter: waiter))
+        return requests.count == 1
+    }
+
+    /// Bytes arrived from the channel.
+    mutating func received(_ incoming: ByteBuffer) {
+        var incoming = incoming
+        if buffer.readableBytes == 0 {
+            buffer = incoming
+        } else {
+            if buffer.readerIndex > 0 && buffer.readerIndex >= buffer.capacity / 2 {
+                buffer.discardReadBytes()
+            }
+            buffer.writeBuffer(&incoming)
+        }
+    }
+
+    /// The peer closed its side: no more bytes.
+    mutating func endOfInput() {
+        inputClosed = true
+    }
+
+    /// Takes every buffered byte (to feed a TLS handler as ciphertext).
+    mutating func takeBuffer() -> ByteBuffer {
+        defer { buffer = ByteBuffer() }
+        return buffer
+    }
+
+    /// The id of the head read.
+    var headID: UInt64? { requests.first?.id }
+
+    /// Whether read `id` was queued behind a pending TLS upgrade.
+    func isBehindTLS(_ id: UInt64) -> Bool {
+        guard let tlsBarrier else { return false }
+        return id > tlsBarrier
+    }
+
+    /// The head read's timer fired after `duration`.
+    mutating func timerFired(id: UInt64, duration: TimeAmount) -> Action {
+        guard timer?.id == id, var request = requests.first, request.id == id else { return .idle }
+        timer = nil
+        request.elapsed = request.elapsed + duration
+        requests[requests.startIndex] = request
+        switch request.waiter {
+        case .task, .frame:
+            requests.removeFirst()
+            return .fail(request.waiter, AsyncSocketError.readTimeout)
+        case .delegate(let tag, _):
+            pausedForTimeoutQuery = true
+            return .askTimeout(tag: tag, elapsed: request.elapsed, bytesDone: bytesDone(request))
+        }
+    }
+
+    /// The delegate answered a timeout query for read `id`: more time (> 0), or close. `.idle` when no query was
+    /// pending or the read is gone; `.awaitBytes` when it goes on (processing should run).
+    mutating func timeoutAnswered(id: UInt64, extension time: TimeAmount) -> Action {
+        guard pausedForTimeoutQuery else { return .idle }
+        pausedForTimeoutQuery = false
+        guard requests.first?.id == id else { return .idle }
+        guard time > .zero else { return .close(.readTimeout) }
+        timer = Timer(id: id, duration: time)
+        return .awaitBytes
+    }
+
+    /// A task stopped waiting for read `id`: it leaves the queue, consuming nothing. Returns its waiter and whether
+    /// it was the head (processing should run again).
+    mutating func cancel(id: UInt64) -> (waiter: ReadWaiter<Task>, wasHead: Bool)? {
+        guard let index = requests.firstIndex(where: { $0.id == id }) else { return nil }
+        let wasHead = index == requests.startIndex
+        let request = requests.remove(at: index)
+        if wasHead { timer = nil }
+        return (request.waiter, wasHead)
+    }
+
+    /// Empties the queue (close): returns the waiters in order; the bytes stay for ``unreadBytes``.
+    mutating func removeAll() -> [ReadWaiter<Task>] {
+        defer {
+            requests.removeAll()
+            timer = nil
+        }
+        return requests.map(\.waiter)
+    }
+
+    /// The tags of the queued delegate reads, in order.
+    var pendingTags: [Int] { requests.compactMap(\.waiter.tag) }
+
+    /// The head read's progress, for the synchronous getters.
+    var progress: AsyncSocket.IOProgress? {
+        requests.first.map { request in
+            AsyncSocket.IOProgress(
+                tag: request.waiter.tag ?? 0,
+                bytesDone: bytesDone(request),
+                total: request.matcher.kind.total
+            )
+        }
+    }
+
+    private func bytesDone(_ request: Request) -> Int {
+        var matcher = request.matcher
+        switch matcher.match(buffer) {
+        case .complete(let count): return count
+        case .incomplete(let done): return done
+        case .maxedOut: return buffer.readableBytes
+        }
+    }
+}
+
+extension ReadKind {
+    /// Length and separator reads report partial progress; "available" reads complete with the first bytes.
+    var reportsPartialProgress: Bool {
+        switch self {
+        case .available: return false
+        case .length, .separator: return true
+        }
+    }
+}

@@ -1,0 +1,199 @@
+import Dispatch
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// Connects one life of an ``AsyncSocket`` to its engine: receives the engine's events on the event loop and turns
+/// them into delegate callbacks. The engine holds it until the connection closes, and it holds the socket: that is
+/// the engine-retained lifetime.
+final class EngineAdapter: SocketEngineOwner {
+    let socket: AsyncSocket
+    let life: UInt64
+    /// Only the connecting side reports `didConnect`; accepted sockets never do.
+    let reportsConnect: Bool
+    private(set) var engineBox: SocketEngine?
+    var connector: TCPConnector?
+    let eventLoop: any EventLoop
+
+    init(socket: AsyncSocket, life: UInt64, eventLoop: any EventLoop, reportsConnect: Bool) {
+        self.socket = socket
+        self.life = life
+        self.eventLoop = eventLoop
+        self.reportsConnect = reportsConnect
+    }
+
+    func attach(_ engine: SocketEngine) {
+        engineBox = engine
+    }
+
+    /// Runs `body` with the engine on its event loop (inline when already there).
+    func withEngine(_ body: @escaping (SocketEngine) -> Void) {
+        if eventLoop.inEventLoop {
+            if let engine = engineBox { body(engine) }
+            return
+        }
+        // Operations from other threads join an inbox; one loop task runs every operation queued by then, in
+        // order. A delegate queue that issues several writes in a row wakes the loop once, not once per write.
+        let schedules = inbox.withLockedValue { inbox -> Bool in
+            inbox.operations.append(body)
+            if inbox.isScheduled { return false }
+            inbox.isScheduled = true
+            return true
+        }
+        guard schedules else { return }
+        let adapter = UncheckedSendable(self)
+        eventLoop.execute { adapter.value.runInbox() }
+    }
+
+    /// Operations handed over from other threads, not yet run on the loop.
+    private struct Inbox {
+        var operations: [(SocketEngine) -> Void] = []
+        var isScheduled = false
+    }
+
+    private let inbox = NIOLockedValueBox(Inbox())
+
+    private func runInbox() {
+        let operations = inbox.withLockedValue { inbox -> [(SocketEngine) -> Void] in
+            inbox.isScheduled = false
+            defer { inbox.operations = [] }
+            return inbox.operations
+        }
+        for operation in operations {
+            if let engine = engineBox { operation(engine) }
+        }
+    }
+
+    func engineDidActivate(_ engine: SocketEngine) {
+        let channel = engine.context?.channel
+        let url: URL? = socket.state.withLock { s in
+            guard s.lifecycle.isCurrent(life: life) else { return nil }
+            if let channel {
+                s.channel = channel
+                s.remoteAddress = channel.remoteAddress
+                s.localAddress = channel.localAddress
+            }
+            _ = s.lifecycle.connectionEstablished(life: life)
+            return s.connectedURL
+        }
+        socket.logger?.debug(
+            "connected",
+            metadata: ["remote": "\(channel?.remoteAddress.map { "\($0)" } ?? "?")", "accepted": "\(!reportsConnect)"]
+        )
+        guard reportsConnect else { return }
+        if let url {
+            socket.deliver(life: life) { sock, delegate in delegate.socket(sock, didConnectTo: url) }
+        } else if let remote = channel?.remoteAddress {
+            let host = remote.numericHost ?? ""
+            let port = UInt16(remote.port ?? 0)
+            socket.deliver(life: life) { sock, delegate in delegate.socket(sock, didConnectToHost: host, port: port) }
+        }
+    }
+
+    func engine(_ engine: SocketEngine, didRead bytes: ByteBuffer, tag: Int, destination: CallerBuffer?) {
+        socket.logger?.trace("read", metadata: ["tag": "\(tag)", "bytes": "\(bytes.readableBytes)"])
+        // The delivered read owns its bytes: copied here, on the loop, before the engine's buffer takes more.
+        let data = Data(bytes.readableBytesView)
+        socket.deliver(life: life) { sock, delegate in
+            delegate.socket(sock, didRead: destination?.store(data) ?? data, withTag: tag)
+        }
+    }
+
+    func engine(_ engine: SocketEngine, didReadPartialDataOfLength length: Int, tag: Int) {
+        socket.deliver(life: life) { sock, delegate in
+            delegate.socket(sock, didReadPartialDataOfLength: UInt(length), tag: tag)
+        }
+    }
+
+    func engine(_ engine: SocketEngine, didWriteDataWithTag tag: Int) {
+        socket.logger?.trace("wrote", metadata: ["tag": "\(tag)"])
+        socket.deliver(life: life) { sock, delegate in delegate.socket(sock, didWriteDataWithTag: tag) }
+    }
+
+    func engine(_ engine: SocketEngine, didWritePartialDataOfLength length: Int, tag: Int) {
+        socket.deliver(life: life) { sock, delegate in
+            delegate.socket(sock, didWritePartialDataOfLength: UInt(length), tag: tag)
+        }
+    }
+
+    func engine(
+        _ engine: SocketEngine,
+        shouldTimeout kind: SocketEngine.OperationKind,
+        tag: Int,
+        elapsed: TimeAmount,
+        bytesDone: Int,
+        respond: @escaping (TimeAmount) -> Void
+    ) {
+        let seconds = Double(elapsed.nanoseconds) / 1e9
+        socket.logger?.debug(
+            "\(kind) timed out; asking the delegate",
+            metadata: ["tag": "\(tag)", "elapsed": "\(seconds)"]
+        )
+        let loop = eventLoop
+        let reply = UncheckedSendable(respond)
+        let asked = socket.deliver(life: life) { sock, delegate in
+            let answer: TimeInterval
+            switch kind {
+            case .read:
+                answer = delegate.socket(
+                    sock,
+                    shouldTimeoutReadWithTag: tag,
+                    elapsed: seconds,
+                    bytesDone: UInt(bytesDone)
+                )
+            case .write:
+                answer = delegate.socket(
+                    sock,
+                    shouldTimeoutWriteWithTag: tag,
+                    elapsed: seconds,
+                    bytesDone: UInt(bytesDone)
+                )
+            }
+            let extensionTime = answer > 0 ? TimeAmount.nanoseconds(Int64(answer * 1e9)) : .zero
+            if loop.inEventLoop {
+                reply.value(extensionTime)
+            } else {
+                loop.execute { reply.value(extensionTime) }
+            }
+        }
+        if !asked { respond(.zero) }
+    }
+
+    func engineReadStreamDidClose(_ engine: SocketEngine) {
+        socket.logger?.debug("read stream closed by the peer")
+        socket.deliver(life: life) { sock, delegate in delegate.socketDidCloseReadStream(sock) }
+    }
+
+    func engineDidSecure(_ engine: SocketEngine, negotiatedProtocol: String?) {
+        socket.state.withLock { s in
+            guard s.lifecycle.isCurrent(life: life) else { return }
+            s.isSecure = true
+            s.negotiatedProtocol = negotiatedProtocol
+        }
+        socket.logger?.debug("secured", metadata: ["alpn": "\(negotiatedProtocol ?? "none")"])
+        socket.deliver(life: life) { sock, delegate in delegate.socketDidSecure(sock) }
+    }
+
+    func engine(_ engine: SocketEngine, didReceive trust: TLSPeerTrust, answer: @escaping @Sendable (Bool) -> Void) {
+        let asked = socket.deliver(life: life) { sock, delegate in
+            delegate.socket(sock, didReceive: trust, completionHandler: answer)
+        }
+        if !asked { answer(false) }
+    }
+
+    func engineDidClose(_ engine: SocketEngine, error: AsyncSocketError?) {
+        if let error {
+            socket.logger?.debug("disconnected", metadata: ["error": "\(error)"])
+        } else {
+            socket.logger?.debug("disconnected on request")
+        }
+        connector?.cancel(with: error ?? .closedLocally)
+        connector = nil
+        socket.lifeEnded(life, error: error)
+        engineBox = nil
+    }
+}
+
+@available(*, unavailable)
+extension EngineAdapter: Sendable {}
