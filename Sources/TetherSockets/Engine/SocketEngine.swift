@@ -81,6 +81,8 @@ final class SocketEngine: ChannelInboundHandler {
     /// The requested upgrade until the connection is secure: operations after its barrier wait for it.
     private var tls: TLSUpgrade?
     private var tlsHandler: NIOSSLHandler?
+    /// The upgrade's context is being fetched (built on the thread pool when not cached).
+    private var isPreparingTLS = false
     private var tlsTimer: Scheduled<Void>?
     private var trustRejected = false
     /// True once a TLS handshake completed (one upgrade per connection).
@@ -516,15 +518,29 @@ final class SocketEngine: ChannelInboundHandler {
         if state == .active { startHandshakeIfReady() }
     }
 
-    /// Starts the handshake when both queues reached the marker: the TLS handler joins the pipeline in front of the
-    /// engine and the bytes buffered so far (the peer may already have sent its hello) are fed to it as ciphertext.
+    /// Starts the handshake when both queues reached the marker: the context is fetched (built off the loop when not
+    /// cached), then the TLS handler joins the pipeline in front of the engine and the bytes buffered so far (the
+    /// peer may already have sent its hello) are fed to it as ciphertext.
     private func startHandshakeIfReady() {
-        guard state == .active, let upgrade = tls, tlsHandler == nil, let context else { return }
+        guard state == .active, let upgrade = tls, tlsHandler == nil, !isPreparingTLS, context != nil else { return }
         if let read = reads.headID, read <= upgrade.barrier { return }
         if let write = writes.first, write.id <= upgrade.barrier { return }
+        isPreparingTLS = true
+        upgrade.context(on: eventLoop).assumeIsolated().whenComplete { [self] result in
+            isPreparingTLS = false
+            guard state == .active, tls === upgrade else { return }
+            switch result {
+            case .success(let sslContext): installTLS(upgrade, sslContext: sslContext)
+            case .failure(let error): close(error: .wrapping(error, function: "startTLS"))
+            }
+        }
+    }
+
+    private func installTLS(_ upgrade: TLSUpgrade, sslContext: NIOSSLContext) {
+        guard let context else { return }
         let handler: NIOSSLHandler
         do {
-            handler = try upgrade.makeHandler { [self] certificates, promise in
+            handler = try upgrade.makeHandler(context: sslContext) { [self] certificates, promise in
                 askTrust(certificates, promise: promise)
             }
             tlsHandler = handler

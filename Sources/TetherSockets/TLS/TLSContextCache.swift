@@ -1,34 +1,51 @@
 import Crypto
-import NIOConcurrencyHelpers
 import NIOCore
+import NIOPosix
 import NIOSSL
+import TetherConcurrency
 
-/// `NIOSSLContext`s are costly to build (the system roots are parsed each time); connections with the same settings
-/// share one.
+/// `NIOSSLContext`s are costly to build (the system roots are parsed each time, milliseconds of CPU): they are built
+/// on NIO's thread pool, never on an event loop, and connections with the same settings share one. The cache keeps
+/// the most recently used `capacity` contexts (least recently used out first).
 enum TLSContextCache {
     private struct Key: Hashable {
         var settings: TLSSettings
         var verification: CertificateVerification
     }
 
-    private static let contexts = NIOLockedValueBox<[Key: NIOSSLContext]>([:])
-    private static let capacity = 64
+    /// How many contexts the cache keeps.
+    static let capacity = 64
+    private static let entries = LockedBox(LRUCache<Key, NIOSSLContext>(capacity: capacity))
 
-    static func context(settings: TLSSettings, verification: CertificateVerification) throws -> NIOSSLContext {
+    /// The context for `settings`: from the cache, or built on NIO's thread pool; the future completes on `loop`.
+    static func context(
+        settings: TLSSettings,
+        verification: CertificateVerification,
+        on loop: any EventLoop
+    ) -> EventLoopFuture<NIOSSLContext> {
+        let key = key(settings: settings, verification: verification)
+        if let cached = entries.withLock({ $0.value(for: key) }) { return loop.makeSucceededFuture(cached) }
+        return NIOThreadPool.singleton.runIfActive(eventLoop: loop) {
+            let context = try makeContext(settings: settings, verification: verification)
+            entries.withLock { $0.store(context, for: key) }
+            return context
+        }
+    }
+
+    /// Whether a context for these settings is cached (tests).
+    static func isCached(settings: TLSSettings, verification: CertificateVerification) -> Bool {
+        let key = key(settings: settings, verification: verification)
+        return entries.withLock { $0.contains(key) }
+    }
+
+    private static func key(settings: TLSSettings, verification: CertificateVerification) -> Key {
         var normalized = settings
         // Only what shapes the context is part of the key.
         normalized.peerName = nil
         normalized.verifiesPeerName = true
         normalized.pinnedPublicKeyHashes = []
         normalized.manuallyEvaluatesTrust = false
-        let key = Key(settings: normalized, verification: verification)
-        if let cached = contexts.withLockedValue({ $0[key] }) { return cached }
-        let context = try makeContext(settings: settings, verification: verification)
-        contexts.withLockedValue { cache in
-            if cache.count >= capacity { cache.removeAll() }
-            cache[key] = context
-        }
-        return context
+        return Key(settings: normalized, verification: verification)
     }
 
     private static func makeContext(

@@ -42,7 +42,7 @@ final class TLSUpgrade {
         !settings.isServer && !settings.manuallyEvaluatesTrust && settings.verifiesPeerName && peerName != nil
     }
 
-    private var verification: CertificateVerification {
+    var verification: CertificateVerification {
         if settings.isServer {
             switch settings.clientCertificateVerification {
             case .none: return .none
@@ -54,12 +54,17 @@ final class TLSUpgrade {
         return checksName ? .fullVerification : .noHostnameVerification
     }
 
+    /// The context for this upgrade: cached, or built on NIO's thread pool (never on the loop).
+    func context(on loop: any EventLoop) -> EventLoopFuture<NIOSSLContext> {
+        TLSContextCache.context(settings: settings, verification: verification, on: loop)
+    }
+
     /// The handler for this connection. `askTrust` is called on the event loop when the settings ask for manual
     /// evaluation; it must complete the promise (from any thread).
     func makeHandler(
+        context: NIOSSLContext,
         askTrust: @escaping ([NIOSSLCertificate], EventLoopPromise<NIOSSLVerificationResult>) -> Void
     ) throws -> NIOSSLHandler {
-        let context = try TLSContextCache.context(settings: settings, verification: verification)
         if settings.isServer {
             if settings.manuallyEvaluatesTrust && settings.clientCertificateVerification != .none {
                 return NIOSSLServerHandler(context: context, customVerificationCallback: askTrust)
