@@ -1,4 +1,5 @@
 public import Foundation
+import Logging
 public import NIOCore
 public import NIOPosix
 
@@ -204,6 +205,7 @@ extension AsyncSocket {
             let adapter = s.adapter
             return (adapter, clearLife(&s))
         }
+        if adapter != nil || !listeners.isEmpty { logger?.debug("disconnected on request") }
         adapter?.withEngine { engine in engine.close(error: nil) }
         for listener in listeners { listener.close(promise: nil) }
     }

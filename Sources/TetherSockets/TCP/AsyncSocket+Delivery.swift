@@ -47,10 +47,17 @@ extension AsyncSocket {
 
     /// Ends life `life` with `error`: exactly one `socketDidDisconnect` per life.
     func lifeEnded(_ life: UInt64, error: AsyncSocketError?) {
-        let listeners: [any Channel] = state.withLock { s in
-            guard s.lifecycle.ended(life: life) else { return [] }
+        let (ended, listeners): (Bool, [any Channel]) = state.withLock { s in
+            guard s.lifecycle.ended(life: life) else { return (false, []) }
             enqueueDisconnectCallback(&s, error: error)
-            return clearLife(&s)
+            return (true, clearLife(&s))
+        }
+        if ended {
+            if let error {
+                logger?.debug("disconnected", metadata: ["error": "\(error)"])
+            } else {
+                logger?.debug("disconnected on request")
+            }
         }
         for listener in listeners { listener.close(promise: nil) }
     }

@@ -183,11 +183,6 @@ final class EngineAdapter: SocketEngineOwner {
     }
 
     func engineDidClose(_ engine: SocketEngine, error: AsyncSocketError?) {
-        if let error {
-            socket.logger?.debug("disconnected", metadata: ["error": "\(error)"])
-        } else {
-            socket.logger?.debug("disconnected on request")
-        }
         connector?.cancel(with: error ?? .closedLocally)
         connector = nil
         socket.lifeEnded(life, error: error)
