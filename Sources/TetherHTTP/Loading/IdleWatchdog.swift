@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import NIOCore
+import TetherConcurrency
 
 /// Fails a load when no byte moved for `timeout` (NSURLConnection's `timeoutInterval` is an idle timeout).
 ///
