@@ -1,7 +1,8 @@
-import NIOCore
+package import NIOCore
 import NIOPosix
 
 #if canImport(Glibc)
+import CNIOLinux
 import Glibc
 #elseif canImport(Musl)
 import Musl

@@ -45,7 +45,7 @@ final class AtomicObjectStore: ObjectStoreBackend, Sendable {
             }
             objects.put(object)
         }
-        state.objects = objects
+        state.withLock { $0.objects = objects }
         if contents.model != self.model {
             try write(objects)
         }
