@@ -41,7 +41,11 @@ let package = Package(
         ),
         .target(
             name: "TetherCore",
-            dependencies: ["TetherConcurrency", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: [
+                "TetherConcurrency",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -78,7 +82,7 @@ let package = Package(
         .target(
             name: "TetherReachability",
             dependencies: [
-                "TetherConcurrency",
+                "TetherConcurrency", "TetherCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .target(name: "CTetherNetlink", condition: .when(platforms: [.linux])),
             ],

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import NIOConcurrencyHelpers
 import NIOCore
 import TetherCore
 import TetherSockets
@@ -93,6 +92,7 @@ extension DemoSteps {
 }
 
 /// The seed's device side, on the delegate face.
+// Sendable: its vars are touched only in delegate callbacks, which all run on `queue`; the rest never changes.
 final class FrameDevice: AsyncSocketDelegate, @unchecked Sendable {
     let queue = DispatchQueue(label: "demo.device")
     let codec: STXFrameCodec
@@ -130,6 +130,7 @@ final class FrameDevice: AsyncSocketDelegate, @unchecked Sendable {
 }
 
 /// The seed's app side: header with tag 10, body with tag 11, frames verified by the codec.
+// Sendable: its vars are touched only on `queue` (delegate callbacks and `replies()`'s block); the rest never changes.
 final class FrameClient: AsyncSocketDelegate, @unchecked Sendable {
     static let headerTag = 10
     static let bodyTag = 11

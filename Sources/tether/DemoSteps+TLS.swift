@@ -1,10 +1,10 @@
 import Crypto
 import Dispatch
 import Foundation
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOSSL
 import SwiftASN1
+import TetherConcurrency
 import TetherSockets
 import X509
 
@@ -75,11 +75,18 @@ struct SelfSignedIdentity {
 }
 
 /// A delegate that accepts the server only if it presents the expected certificate.
+// Sendable: its only mutable state is in a `LockedBox` (used under its lock); `queue` and `expected` never change.
 private final class TrustingClient: AsyncSocketDelegate, @unchecked Sendable {
+    private struct State {
+        /// The caller of ``reply()``, once it waits.
+        var waiter: CheckedContinuation<String, any Error>?
+        /// The first outcome, when it came before anyone waited.
+        var outcome: Result<String, any Error>?
+    }
+
     let queue = DispatchQueue(label: "tether.demo.tls")
     private let expected: NIOSSLCertificate
-    private let result = NIOLockedValueBox<CheckedContinuation<String, any Error>?>(nil)
-    private let outcome = NIOLockedValueBox<Result<String, any Error>?>(nil)
+    private let state = LockedBox(State())
 
     init(expected: NIOSSLCertificate) {
         self.expected = expected
@@ -102,24 +109,22 @@ private final class TrustingClient: AsyncSocketDelegate, @unchecked Sendable {
     }
 
     private func finish(_ value: Result<String, any Error>) {
-        let waiting = result.withLockedValue { continuation -> CheckedContinuation<String, any Error>? in
-            defer { continuation = nil }
-            return continuation
+        let waiting = state.withLock { state -> CheckedContinuation<String, any Error>? in
+            defer { state.waiter = nil }
+            if state.waiter == nil, state.outcome == nil { state.outcome = value }
+            return state.waiter
         }
-        if let waiting {
-            waiting.resume(with: value)
-        } else {
-            outcome.withLockedValue { if $0 == nil { $0 = value } }
-        }
+        waiting?.resume(with: value)
     }
 
     func reply() async throws -> String {
         try await withCheckedThrowingContinuation { continuation in
-            if let ready = outcome.withLockedValue({ $0 }) {
-                continuation.resume(with: ready)
-            } else {
-                result.withLockedValue { $0 = continuation }
+            let ready = state.withLock { state -> Result<String, any Error>? in
+                if let outcome = state.outcome { return outcome }
+                state.waiter = continuation
+                return nil
             }
+            if let ready { continuation.resume(with: ready) }
         }
     }
 }

@@ -54,5 +54,5 @@ private final class UDPDemoClient: AsyncUdpSocketDelegate {
     }
 }
 
-// Its state is touched on `queue` only.
+// Sendable: its vars are touched only on `queue` (the delegate callback and `reply()`'s blocks).
 extension UDPDemoClient: @unchecked Sendable {}

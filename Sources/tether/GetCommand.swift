@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import TetherConcurrency
 import TetherHTTP
 
 #if canImport(FoundationNetworking)
@@ -99,11 +100,12 @@ struct GetCommand: AsyncParsableCommand {
 }
 
 /// A one-line progress bar on standard error, redrawn in place.
-private final class ProgressBar: @unchecked Sendable {
-    private let lock = NSLock()
+private final class ProgressBar: Sendable {
+    /// Serialises the redraws (it guards standard error, not a value: the box holds none).
+    private let output = LockedBox(())
 
     func update(_ progress: DownloadProgress) {
-        self.lock.withLock {
+        self.output.withLock { _ in
             let megabytes = Double(progress.totalBytesWritten) / 1_048_576
             let line: String
             if let fraction = progress.fractionCompleted {
@@ -118,7 +120,7 @@ private final class ProgressBar: @unchecked Sendable {
     }
 
     func finish() {
-        self.lock.withLock { Terminal.errorOutput(Data("\n".utf8)) }
+        self.output.withLock { _ in Terminal.errorOutput(Data("\n".utf8)) }
     }
 }
 
@@ -160,18 +162,17 @@ struct HTTPDemoFailure: Error, CustomStringConvertible {
     var description: String
 }
 
-private final class DemoHTTPCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var full = 0
-    private var notModified = 0
+/// Counts the demo server's full and 304 answers, from its event loop, for the demo's check.
+private final class DemoHTTPCounter: Sendable {
+    private let counts = LockedBox((full: 0, notModified: 0))
 
     func count(notModified isNotModified: Bool) {
-        self.lock.withLock {
-            if isNotModified { self.notModified += 1 } else { self.full += 1 }
+        self.counts.withLock { counts in
+            if isNotModified { counts.notModified += 1 } else { counts.full += 1 }
         }
     }
 
-    var snapshot: (Int, Int) { self.lock.withLock { (self.full, self.notModified) } }
+    var snapshot: (Int, Int) { self.counts.withLock { ($0.full, $0.notModified) } }
 }
 
 @available(*, unavailable)

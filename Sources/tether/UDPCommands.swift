@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import NIOConcurrencyHelpers
 import NIOCore
+import TetherConcurrency
 import TetherSockets
 
 /// `tether serve --udp`: echoes every datagram to its sender (or only counts it with `discard`), printing a line per
@@ -35,7 +35,7 @@ func runUDPServe(host: String, port: Int, discard: Bool) async throws {
 func runUDPNetcat(host: String, port: Int, listen: Bool) async throws {
     Terminal.exitOnSignals()
     let socket: UDPSocket
-    let peer = NIOLockedValueBox<SocketAddress?>(nil)
+    let peer = LockedBox<SocketAddress?>(nil)
     do {
         if listen {
             socket = try await UDPSocket.bind(host: host, port: port)
@@ -44,7 +44,7 @@ func runUDPNetcat(host: String, port: Int, listen: Bool) async throws {
             let target = try await resolveUDPTarget(host: host, port: port)
             let wildcard = target.protocol == .inet6 ? "::" : "0.0.0.0"
             socket = try await UDPSocket.bind(host: wildcard, port: 0)
-            peer.withLockedValue { $0 = target }
+            peer.withLock { $0 = target }
         }
     } catch let error as AsyncSocketError {
         Terminal.error("error: \(error.message)")
@@ -56,7 +56,7 @@ func runUDPNetcat(host: String, port: Int, listen: Bool) async throws {
         while true {
             let chunk = await StandardInput.nextChunk()
             if chunk.isEmpty { break }
-            guard let target = peer.withLockedValue({ $0 }) else {
+            guard let target = peer.withLock({ $0 }) else {
                 Terminal.error("no peer yet: nothing received, datagram not sent")
                 continue
             }
@@ -72,7 +72,7 @@ func runUDPNetcat(host: String, port: Int, listen: Bool) async throws {
     }
     do {
         for try await datagram in socket.datagrams {
-            if listen { peer.withLockedValue { $0 = datagram.remoteAddress } }
+            if listen { peer.withLock { $0 = datagram.remoteAddress } }
             Terminal.output(Data(datagram.data.readableBytesView))
         }
     } catch let error as AsyncSocketError {

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Testing
+import TetherConcurrency
 
 @testable import TetherHTTP
 

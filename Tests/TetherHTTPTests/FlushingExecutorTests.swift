@@ -1,9 +1,9 @@
 import Dispatch
 import Foundation
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import Testing
+import TetherConcurrency
 
 @testable import TetherHTTP
 
@@ -18,13 +18,13 @@ struct FlushingExecutorTests {
             let loop: any EventLoop
         }
 
-        private let pending = NIOLockedValueBox<Pending?>(nil)
-        let afterJobs = NIOLockedValueBox(0)
+        private let pending = LockedBox<Pending?>(nil)
+        let afterJobs = LockedBox(0)
 
         func afterJob() {
-            self.afterJobs.withLockedValue { $0 += 1 }
+            self.afterJobs.withLock { $0 += 1 }
             guard
-                let pending = self.pending.withLockedValue({ pending -> Pending? in
+                let pending = self.pending.withLock({ pending -> Pending? in
                     defer { pending = nil }
                     return pending
                 })
@@ -34,7 +34,7 @@ struct FlushingExecutorTests {
 
         func suspend(resumingFrom loop: any EventLoop) async {
             await withCheckedContinuation { continuation in
-                self.pending.withLockedValue { $0 = Pending(continuation: continuation, loop: loop) }
+                self.pending.withLock { $0 = Pending(continuation: continuation, loop: loop) }
             }
         }
     }
@@ -55,7 +55,7 @@ struct FlushingExecutorTests {
         }
         #expect(onLoop == [false, false])
         // The task was resumed at all: `afterJob` ran once its first job had ended.
-        #expect(resumer.afterJobs.withLockedValue { $0 } >= 1)
+        #expect(resumer.afterJobs.withLock { $0 } >= 1)
         try await group.shutdownGracefully()
     }
 
@@ -74,7 +74,7 @@ struct FlushingExecutorTests {
         #expect(startedOnFirst)
         #expect(resumedOnSecond)
         // The task was resumed at all: `afterJob` ran once its first job had ended.
-        #expect(resumer.afterJobs.withLockedValue { $0 } >= 1)
+        #expect(resumer.afterJobs.withLock { $0 } >= 1)
         #expect(hint.loop === loops[1])
 
         let second = FlushingExecutor(loops: loops, hint: hint) {}

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TetherConcurrency
 
 @testable import TetherHTTP
 
@@ -223,21 +224,19 @@ struct URLConnectionBodyTests {
     }
 }
 
-final class NSLockedCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var sum = 0
-    private var count = 0
-    private var largest = 0
+/// Counts bytes and chunks reported from any thread.
+final class NSLockedCounter: Sendable {
+    private let counts = LockedBox((sum: 0, count: 0, largest: 0))
 
     func add(_ bytes: Int, chunk: Bool) {
-        self.lock.withLock {
-            self.sum += bytes
-            self.count += 1
-            self.largest = max(self.largest, bytes)
+        self.counts.withLock { counts in
+            counts.sum += bytes
+            counts.count += 1
+            counts.largest = max(counts.largest, bytes)
         }
     }
 
-    var total: Int { self.lock.withLock { self.sum } }
-    var chunks: Int { self.lock.withLock { self.count } }
-    var largestChunk: Int { self.lock.withLock { self.largest } }
+    var total: Int { self.counts.withLock { $0.sum } }
+    var chunks: Int { self.counts.withLock { $0.count } }
+    var largestChunk: Int { self.counts.withLock { $0.largest } }
 }

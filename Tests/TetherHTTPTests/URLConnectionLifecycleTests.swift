@@ -3,6 +3,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import Testing
+import TetherConcurrency
 
 @testable import TetherHTTP
 
@@ -18,7 +19,7 @@ struct URLConnectionLifecycleTests {
     }
 
     /// A data delegate that implements nothing but the end of the load.
-    final class EndOnlyDelegate: URLConnectionDataDelegate, @unchecked Sendable {
+    final class EndOnlyDelegate: URLConnectionDataDelegate, Sendable {
         let done = Signal<Bool>()
         func connectionDidFinishLoading(_ connection: URLConnection) { self.done.fulfil(true) }
         func connection(_ connection: URLConnection, didFailWithError error: any Error) { self.done.fulfil(false) }
@@ -54,6 +55,7 @@ struct URLConnectionLifecycleTests {
     }
 
     /// A data delegate whose canonical `willSend` marks each request it is asked about.
+    // Sendable: its vars are touched only in delegate calls, which never overlap; the test reads them after the end.
     final class MarkingDelegate: URLConnectionDataDelegate, @unchecked Sendable {
         let done = Signal<Data?>()
         private var body = Data()
@@ -98,6 +100,7 @@ struct URLConnectionLifecycleTests {
     /// A connection holds itself (through its load and its delivery) only until its load ends: once finished, failed
     /// or cancelled, and no longer held by its creator, it is freed.
     @Test func finishedFailedAndCancelledConnectionsAreFreed() async throws {
+        // Sendable: only the test's task sets and reads `value`; the runtime zeroes a weak reference atomically.
         final class WeakConnection: @unchecked Sendable {
             weak var value: URLConnection?
         }
@@ -166,7 +169,7 @@ struct URLConnectionLifecycleTests {
     }
 
     @Test func nilFromCanonicalWillSendCancelsSilently() async throws {
-        final class Refusing: URLConnectionDataDelegate, @unchecked Sendable {
+        final class Refusing: URLConnectionDataDelegate, Sendable {
             let calls = NSLockedCounter()
             func connection(
                 _ connection: URLConnection,
@@ -293,7 +296,7 @@ struct URLConnectionDelegateVariantsTests {
     }
 
     @Test func aBaseDelegateGetsNoDataCallbacksButTheTerminalOne() async throws {
-        final class BaseOnly: URLConnectionDelegate, @unchecked Sendable {
+        final class BaseOnly: URLConnectionDelegate, Sendable {
             let failed = Signal<URLError.Code>()
             func connection(_ connection: URLConnection, didFailWithError error: any Error) {
                 self.failed.fulfil((error as? URLError)?.code ?? .unknown)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TetherConcurrency
 
 @testable import TetherHTTP
 

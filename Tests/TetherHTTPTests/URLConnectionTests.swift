@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 import Testing
+import TetherConcurrency
 
 @testable import TetherHTTP
 
@@ -161,24 +162,28 @@ struct URLConnectionTests {
 }
 
 /// A thread that runs its run loop until stopped.
+// Sendable: its state is in a `LockedBox`; the run loop is only used through its thread-safe `perform` entry points.
 final class RunLoopThread: @unchecked Sendable {
+    private struct State {
+        var isStopped = false
+        var loop: RunLoop?
+        var thread: ObjectIdentifier?
+    }
+
     private let ready = DispatchSemaphore(value: 0)
-    private let lock = NSLock()
-    private var isStopped = false
-    private var loop: RunLoop?
-    private var thread: ObjectIdentifier?
+    private let state = LockedBox(State())
     let name = "tether-runloop-\(UUID().uuidString.prefix(8))"
 
     init() {
         let thread = Thread { [self] in
             let runLoop = RunLoop.current
-            self.lock.withLock { self.thread = ObjectIdentifier(Thread.current) }
+            self.state.withLock { $0.thread = ObjectIdentifier(Thread.current) }
             // A timer keeps the run loop alive (it returns at once without sources on Linux).
             let keepAlive = Timer(timeInterval: 3600, repeats: true) { _ in }
             runLoop.add(keepAlive, forMode: .default)
-            self.lock.withLock { self.loop = runLoop }
+            self.state.withLock { $0.loop = runLoop }
             self.ready.signal()
-            while !self.lock.withLock({ self.isStopped }) {
+            while !self.state.withLock({ $0.isStopped }) {
                 _ = runLoop.run(mode: .default, before: Date(timeIntervalSinceNow: 0.05))
             }
             keepAlive.invalidate()
@@ -188,15 +193,10 @@ final class RunLoopThread: @unchecked Sendable {
         self.ready.wait()
     }
 
-    var runLoop: RunLoop { self.lock.withLock { self.loop! } }
-    var threadID: ObjectIdentifier { self.lock.withLock { self.thread! } }
+    var runLoop: RunLoop { self.state.withLock { $0.loop! } }
+    var threadID: ObjectIdentifier { self.state.withLock { $0.thread! } }
 
     func stop() {
-        self.lock.withLock { self.isStopped = true }
+        self.state.withLock { $0.isStopped = true }
     }
-}
-
-struct UncheckedSendableBox<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TetherConcurrency
 import TetherTestSupport
 
 @testable import TetherStore
@@ -200,11 +201,10 @@ struct FileStoreDurabilityTests {
             let lockURL = directory.appendingPathComponent("refused.lock")
             let held = try FileLock(url: lockURL)
             defer { withExtendedLifetime(held) {} }
-            final class Flag: @unchecked Sendable {
-                private let lock = NSLock()
-                private var value = false
-                var isSet: Bool { lock.withLock { value } }
-                func set() { lock.withLock { value = true } }
+            final class Flag: Sendable {
+                private let value = LockedBox(false)
+                var isSet: Bool { value.withLock { $0 } }
+                func set() { value.withLock { $0 = true } }
             }
             let done = Flag()
             // The pipe thread: every descriptor it makes must still be its own when it uses it.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TetherConcurrency
 import TetherTestSupport
 
 @testable import TetherStore
@@ -33,17 +34,17 @@ let notesModel = ObjectModel(entities: [
 ])
 
 /// Collects the object context notifications posted while it is alive.
+// Sendable: `entries` is in a `LockedBox`; `tokens` is set in `init` and only read again in `deinit`.
 final class NotificationLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var entries: [(Notification.Name, [String: Set<ObjectID>])] = []
+    private let entries = LockedBox<[(Notification.Name, [String: Set<ObjectID>])]>([])
     private var tokens: [any NSObjectProtocol] = []
 
     init(_ context: ObjectContext) {
         for name in [Notification.Name.objectContextObjectsDidChange, .objectContextDidSave] {
             tokens.append(
-                NotificationCenter.default.addObserver(forName: name, object: context, queue: nil) { [self] note in
+                NotificationCenter.default.addObserver(forName: name, object: context, queue: nil) { [entries] note in
                     let info = (note.userInfo as? [String: Set<ObjectID>]) ?? [:]
-                    lock.locked { entries.append((note.name, info)) }
+                    entries.withLock { $0.append((note.name, info)) }
                 }
             )
         }
@@ -53,7 +54,7 @@ final class NotificationLog: @unchecked Sendable {
         for token in tokens { NotificationCenter.default.removeObserver(token) }
     }
 
-    var all: [(Notification.Name, [String: Set<ObjectID>])] { lock.locked { entries } }
+    var all: [(Notification.Name, [String: Set<ObjectID>])] { entries.withLock { $0 } }
 }
 
 struct ObjectContextTests {

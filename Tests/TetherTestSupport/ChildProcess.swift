@@ -12,6 +12,7 @@ import Darwin
 /// `dirent` in `findMaximumOpenFromProcSelfFD()`, swift-corelibs-foundation PR #5472). It hit this suite once in
 /// about ten runs, and the suites open many descriptors, which makes it likelier. This launcher closes every
 /// descriptor above 2 in the child with `posix_spawn_file_actions_addclosefrom_np`, without listing `/proc/self/fd`.
+// Sendable: pid, status and waiters are used only while holding `lock`; the settings are set before `run()`.
 public final class ChildProcess: @unchecked Sendable {
     /// How the process ended.
     public enum TerminationReason: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import Foundation
+import TetherConcurrency
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -6,17 +7,20 @@ import FoundationNetworking
 
 /// The sender of every challenge a load produces: the first answer wins, from any thread, now or later.
 final class ChallengeSender: NSObject, URLAuthenticationChallengeSender {
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<URLConnection.ChallengeDisposition, Never>?
-    private var early: URLConnection.ChallengeDisposition?
-    private var isAnswered = false
+    private struct State {
+        var continuation: CheckedContinuation<URLConnection.ChallengeDisposition, Never>?
+        var early: URLConnection.ChallengeDisposition?
+        var isAnswered = false
+    }
+
+    private let state = LockedBox(State())
 
     /// Waits for the answer; `deliver` hands the challenge to whoever answers it.
     func waitForAnswer(deliver: () -> Void) async -> URLConnection.ChallengeDisposition {
         await withCheckedContinuation { continuation in
-            let early: URLConnection.ChallengeDisposition? = self.lock.withLock {
-                if let early = self.early { return early }
-                self.continuation = continuation
+            let early: URLConnection.ChallengeDisposition? = self.state.withLock { state in
+                if let early = state.early { return early }
+                state.continuation = continuation
                 return nil
             }
             if let early {
@@ -29,14 +33,15 @@ final class ChallengeSender: NSObject, URLAuthenticationChallengeSender {
 
     /// Records the answer; later answers are ignored.
     func answer(_ disposition: URLConnection.ChallengeDisposition) {
-        let continuation: CheckedContinuation<URLConnection.ChallengeDisposition, Never>? = self.lock.withLock {
-            if self.isAnswered { return nil }
-            self.isAnswered = true
-            if let continuation = self.continuation {
-                self.continuation = nil
+        let continuation: CheckedContinuation<URLConnection.ChallengeDisposition, Never>? = self.state.withLock {
+            state in
+            if state.isAnswered { return nil }
+            state.isAnswered = true
+            if let continuation = state.continuation {
+                state.continuation = nil
                 return continuation
             }
-            self.early = disposition
+            state.early = disposition
             return nil
         }
         continuation?.resume(returning: disposition)
@@ -63,5 +68,5 @@ final class ChallengeSender: NSObject, URLAuthenticationChallengeSender {
     }
 }
 
-// All mutable state is guarded by `lock`.
+// Sendable: its only stored property is a `LockedBox` of Sendable state (NSObject itself carries none).
 extension ChallengeSender: @unchecked Sendable {}

@@ -1,4 +1,5 @@
 import Foundation
+import TetherConcurrency
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -1,4 +1,5 @@
 public import Foundation
+import TetherConcurrency
 
 #if canImport(FoundationNetworking)
 public import FoundationNetworking
@@ -27,7 +28,8 @@ public final class HTTPResponseCache: Sendable {
     }
 
     private let state = LockedBox(MemoryState())
-    private let diskLock = NSLock()
+    /// Serialises the reads and writes of the disk files (it guards the directory; the box holds no value).
+    private let disk = LockedBox(())
     private let directory: URL?
 
     /// The memory budget in bytes.
@@ -57,7 +59,7 @@ public final class HTTPResponseCache: Sendable {
 
     /// Bytes currently held on disk.
     public var currentDiskUsage: Int {
-        self.diskLock.withLock { self.diskFiles().reduce(0) { $0 + $1.size } }
+        self.disk.withLock { _ in self.diskFiles().reduce(0) { $0 + $1.size } }
     }
 
     /// The stored entry for `request` (fresh or not), or nil.
@@ -109,7 +111,7 @@ public final class HTTPResponseCache: Sendable {
     /// Removes every entry, in memory and on disk.
     public func removeAllCachedResponses() {
         self.state.withLock { $0 = MemoryState() }
-        self.diskLock.withLock {
+        self.disk.withLock { _ in
             for file in self.diskFiles() { try? FileManager.default.removeItem(at: file.url) }
         }
     }
@@ -193,7 +195,7 @@ public final class HTTPResponseCache: Sendable {
 
     private func writeToDisk(_ entry: CacheEntry, key: String) {
         guard let url = self.fileURL(key: key) else { return }
-        self.diskLock.withLock {
+        self.disk.withLock { _ in
             guard let encoded = try? JSONEncoder().encode(entry), encoded.count <= self.diskCapacity else {
                 try? FileManager.default.removeItem(at: url)
                 return
@@ -215,7 +217,7 @@ public final class HTTPResponseCache: Sendable {
 
     private func readFromDisk(key: String) -> CacheEntry? {
         guard let url = self.fileURL(key: key) else { return nil }
-        return self.diskLock.withLock {
+        return self.disk.withLock { _ in
             guard let data = try? Data(contentsOf: url) else { return nil }
             guard let entry = try? JSONDecoder().decode(CacheEntry.self, from: data),
                 CacheRules.key(for: entry.url) == key
@@ -229,6 +231,6 @@ public final class HTTPResponseCache: Sendable {
 
     private func removeFromDisk(key: String) {
         guard let url = self.fileURL(key: key) else { return }
-        self.diskLock.withLock { _ = try? FileManager.default.removeItem(at: url) }
+        self.disk.withLock { _ in _ = try? FileManager.default.removeItem(at: url) }
     }
 }

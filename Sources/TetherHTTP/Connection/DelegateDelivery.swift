@@ -1,5 +1,5 @@
 import Foundation
-import NIOConcurrencyHelpers
+import TetherConcurrency
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -31,22 +31,39 @@ final class DelegateDelivery {
     }
 
     private final class Entry {
-        /// Set once, under the delivery's lock, by whoever runs the entry.
+        /// Set once, under the delivery's state lock, by whoever runs the entry.
         var claimed = false
         let work: Work
 
         init(_ work: Work) { self.work = work }
     }
 
-    private let lock = NIOLock()
+    /// The queue of entries; read and changed only under the box's lock.
+    private struct State {
+        var pending: [Entry] = []
+        var pendingHead = 0
+        var inFlight: Entry?
+        var isClosed = false
+
+        /// Takes the next entry to run, unless one is in flight.
+        mutating func next() -> Entry? {
+            guard self.inFlight == nil, self.pendingHead < self.pending.count else { return nil }
+            let entry = self.pending[self.pendingHead]
+            self.pendingHead += 1
+            if self.pendingHead > 64, self.pendingHead * 2 > self.pending.count {
+                self.pending.removeFirst(self.pendingHead)
+                self.pendingHead = 0
+            }
+            self.inFlight = entry
+            return entry
+        }
+    }
+
+    private let state = LockedBox(State())
     private let target: Target
     /// Runs an ``Event`` (`isLive` as for calls). It may hold its owner: the owner breaks the cycle when it lets
     /// go of the delivery.
     private let handler: (Event, _ isLive: Bool) -> Void
-    private var pending: [Entry] = []
-    private var pendingHead = 0
-    private var inFlight: Entry?
-    private var isClosed = false
 
     init(target: Target, handler: @escaping (Event, _ isLive: Bool) -> Void = { _, _ in }) {
         self.target = target
@@ -68,10 +85,10 @@ final class DelegateDelivery {
     }
 
     private func submit(_ entry: Entry, deferred: Bool) {
-        let (wasClosed, toPost): (Bool, Entry?) = self.lock.withLock {
-            if self.isClosed { return (true, nil) }
-            self.pending.append(entry)
-            return (false, deferred ? nil : self.nextLocked())
+        let (wasClosed, toPost): (Bool, Entry?) = self.state.withLock { state in
+            if state.isClosed { return (true, nil) }
+            state.pending.append(entry)
+            return (false, deferred ? nil : state.next())
         }
         if wasClosed {
             // Never queued: no one else can run it.
@@ -90,20 +107,20 @@ final class DelegateDelivery {
 
     /// Hands deferred calls to the target (nothing to do when a batch is already running: it takes them).
     func flush() {
-        let toPost: Entry? = self.lock.withLock { self.isClosed ? nil : self.nextLocked() }
+        let toPost: Entry? = self.state.withLock { $0.isClosed ? nil : $0.next() }
         if let toPost { self.post(toPost) }
     }
 
     /// Stops delivery: no call begins after this returns (one already running may finish).
     func close() {
-        let entries: [Entry] = self.lock.withLock {
-            if self.isClosed { return [] }
-            self.isClosed = true
-            var all = Array(self.pending[self.pendingHead...])
-            if let inFlight = self.inFlight { all.insert(inFlight, at: 0) }
-            self.pending = []
-            self.pendingHead = 0
-            self.inFlight = nil
+        let entries: [Entry] = self.state.withLock { state in
+            if state.isClosed { return [] }
+            state.isClosed = true
+            var all = Array(state.pending[state.pendingHead...])
+            if let inFlight = state.inFlight { all.insert(inFlight, at: 0) }
+            state.pending = []
+            state.pendingHead = 0
+            state.inFlight = nil
             return all.filter { entry in
                 if entry.claimed { return false }
                 entry.claimed = true
@@ -115,22 +132,11 @@ final class DelegateDelivery {
         }
     }
 
-    var isOpen: Bool { self.lock.withLock { !self.isClosed } }
-
-    private func nextLocked() -> Entry? {
-        guard self.inFlight == nil, self.pendingHead < self.pending.count else { return nil }
-        let entry = self.pending[self.pendingHead]
-        self.pendingHead += 1
-        if self.pendingHead > 64, self.pendingHead * 2 > self.pending.count {
-            self.pending.removeFirst(self.pendingHead)
-            self.pendingHead = 0
-        }
-        self.inFlight = entry
-        return entry
-    }
+    var isOpen: Bool { self.state.withLock { !$0.isClosed } }
 
     private func post(_ entry: Entry) {
-        let box = UncheckedBox((self, entry))
+        // Sendable: the entry is run by whoever claims it under the state's lock, exactly once.
+        let box = UncheckedSendableBox((self, entry))
         switch self.target {
         case .queue(let queue):
             queue.addOperation {
@@ -155,17 +161,17 @@ final class DelegateDelivery {
         while true {
             let current = entry
             // nil: already claimed (by `close()`, which runs it); else whether the delivery is still open.
-            let isLive: Bool? = self.lock.withLock {
+            let isLive: Bool? = self.state.withLock { state in
                 if current.claimed { return nil }
                 current.claimed = true
-                return !self.isClosed
+                return !state.isClosed
             }
             guard let isLive else { return }
             self.perform(entry, isLive: isLive)
             ran += 1
-            let next: Entry? = self.lock.withLock {
-                if self.inFlight === current { self.inFlight = nil }
-                return self.isClosed ? nil : self.nextLocked()
+            let next: Entry? = self.state.withLock { state in
+                if state.inFlight === current { state.inFlight = nil }
+                return state.isClosed ? nil : state.next()
             }
             guard let next else { return }
             if ran >= Self.batchLimit {
@@ -179,11 +185,5 @@ final class DelegateDelivery {
     private static let batchLimit = 64
 }
 
-// Delivery state is guarded by `lock`; entries are claimed exactly once, under the same lock.
+// Sendable: the queue lives in `state`, read and changed only under its lock; `target` and `handler` never change.
 extension DelegateDelivery: @unchecked Sendable {}
-
-/// Carries a value that is only touched on the thread that the caller arranged, across a `@Sendable` boundary.
-struct UncheckedBox<Value>: @unchecked Sendable {
-    var value: Value
-    init(_ value: Value) { self.value = value }
-}

@@ -6,8 +6,8 @@ import FoundationNetworking
 #endif
 
 /// Streams a load's body into a temporary file next to the destination, then renames it into place.
+// Sendable: its mutable state (file handle, counters) is touched only from the load's task, one event at a time.
 final class DownloadObserver: LoadObserver, @unchecked Sendable {
-    // Touched only from the load's task, one event at a time.
     private let destination: URL
     private let progress: (@Sendable (DownloadProgress) -> Void)?
     private let completion: @Sendable (LoadOutcome) -> Void

@@ -1,6 +1,7 @@
 public import Foundation
 import NIOCore
 import NIOPosix
+import TetherConcurrency
 
 #if canImport(FoundationNetworking)
 public import FoundationNetworking
@@ -51,9 +52,11 @@ extension URLConnection {
         queue: OperationQueue,
         completionHandler handler: @escaping @Sendable (URLResponse?, Data?, (any Error)?) -> Void
     ) {
-        let queueBox = UncheckedBox(queue)
+        // Sendable: OperationQueue's `addOperation` is thread-safe; nothing else is called on it.
+        let queueBox = UncheckedSendableBox(queue)
         let observer = CollectingObserver(limit: Configuration.default.maximumResponseBodySize) { result in
-            let boxed = UncheckedBox(result)
+            // Sendable: the outcome is handed over whole and only read by the handler.
+            let boxed = UncheckedSendableBox(result)
             queueBox.value.addOperation { handler(boxed.value.response, boxed.value.data, boxed.value.error) }
         }
         HTTPLoad(request: request, configuration: .default, observer: observer).start()
@@ -123,6 +126,7 @@ extension URLConnection {
 }
 
 /// The end of a collecting load.
+// Sendable: an immutable hand-over (URLResponse and the error are never changed after the load made them).
 struct LoadOutcome: @unchecked Sendable {
     var response: URLResponse?
     var data: Data?
@@ -164,8 +168,8 @@ final class OutcomePromise: Sendable {
 }
 
 /// Collects a load's body in memory, up to a limit (`data(for:)`, the synchronous and queue APIs).
+// Sendable: its mutable state is touched only from the load's task, one event at a time.
 final class CollectingObserver: LoadObserver, @unchecked Sendable {
-    // Touched only from the load's task, one event at a time.
     private var response: HTTPURLResponse?
     private var body = Data()
     private let limit: Int

@@ -1,6 +1,7 @@
 public import Foundation
 import NIOCore
 import NIOFoundationCompat
+import TetherConcurrency
 
 #if canImport(FoundationNetworking)
 public import FoundationNetworking
@@ -19,7 +20,15 @@ public import FoundationNetworking
 /// `BlockOperation` per call, never overlapping), else to the run loops given to
 /// ``schedule(in:forMode:)``, else to the run loop that was current when the connection was created
 /// (`.default` mode). The delegate is retained from ``start()`` until the terminal callback or ``cancel()``.
-public final class URLConnection: Sendable {
+///
+/// Threads: the delegate is called only on that delivery target, one call at a time, never on the engine's threads.
+/// Every method and property of the connection is thread-safe and may be called from any thread, including from
+/// inside a delegate call. ``setDelegateQueue(_:)``, ``schedule(in:forMode:)`` and ``unschedule(from:forMode:)`` take
+/// effect only before ``start()``. The connection never touches the delegate outside the delivery target, except to
+/// release it (on whichever thread ends the load or cancels it).
+// Sendable: its mutable state (delegate, target, load) is in a `LockedBox`, read and changed only under its lock,
+// and the delegate is only called on the delivery target through `DelegateDelivery`.
+public final class URLConnection: @unchecked Sendable {
     private struct State {
         var delegate: (any URLConnectionDelegate)?
         /// The same delegate as a data delegate, cast once (nil when it is not one, and once it is released).
@@ -37,7 +46,8 @@ public final class URLConnection: Sendable {
     }
 
     private let state: LockedBox<State>
-    private let creationRunLoop: UncheckedBox<RunLoop>
+    // Sendable: only handed to `DelegateDelivery`, which calls the thread-safe `perform(inModes:block:)` on it.
+    private let creationRunLoop: UncheckedSendableBox<RunLoop>
     private let window = FlowWindow(limit: 1 << 20)
 
     /// The request the connection was created with.
@@ -62,7 +72,7 @@ public final class URLConnection: Sendable {
         guard Self.canHandle(request) else { return nil }
         self.originalRequest = request
         self.configuration = configuration
-        self.creationRunLoop = UncheckedBox(RunLoop.current)
+        self.creationRunLoop = UncheckedSendableBox(RunLoop.current)
         let dataDelegate = delegate as? any URLConnectionDataDelegate
         self.hasDataDelegate = dataDelegate != nil
         self.state = LockedBox(State(delegate: delegate, dataDelegate: dataDelegate, currentRequest: request))
@@ -264,15 +274,17 @@ public final class URLConnection: Sendable {
         -> Result
     {
         guard let delivery = self.delivery else { return value }
-        let boxedValue = UncheckedBox(value)
-        let boxedBody = UncheckedBox(body)
-        let result: UncheckedBox<Result> = await withCheckedContinuation { continuation in
+        // Sendable: `value`, `body` and the result are each used on one side only: the delivery target, then the
+        // caller after the continuation resumed.
+        let boxedValue = UncheckedSendableBox(value)
+        let boxedBody = UncheckedSendableBox(body)
+        let result: UncheckedSendableBox<Result> = await withCheckedContinuation { continuation in
             delivery.submit { isLive in
                 guard isLive, let delegate = self.delegate else {
                     continuation.resume(returning: boxedValue)
                     return
                 }
-                continuation.resume(returning: UncheckedBox(boxedBody.value(delegate)))
+                continuation.resume(returning: UncheckedSendableBox(boxedBody.value(delegate)))
             }
         }
         return result.value
@@ -331,7 +343,8 @@ public final class URLConnection: Sendable {
 extension URLConnection: LoadObserver {
     func loadWillSend(_ request: URLRequest, redirectResponse: HTTPURLResponse?) async -> URLRequest? {
         guard self.hasDataDelegate else { return request }
-        let response = UncheckedBox(redirectResponse)
+        // Sendable: the response is only read, on the delivery target, once the load handed it over.
+        let response = UncheckedSendableBox(redirectResponse)
         return await self.call(default: request) { delegate in
             guard let dataDelegate = delegate as? any URLConnectionDataDelegate else { return request }
             return dataDelegate.connection(self, willSend: request, redirectResponse: response.value)
@@ -343,7 +356,8 @@ extension URLConnection: LoadObserver {
     }
 
     func loadDidReceive(_ challenge: URLAuthenticationChallenge) {
-        let box = UncheckedBox(challenge)
+        // Sendable: the challenge is only used on the delivery target (or here, when there is none).
+        let box = UncheckedSendableBox(challenge)
         guard let delivery = self.delivery else {
             self.answer(challenge, with: .cancel)
             return
@@ -361,10 +375,13 @@ extension URLConnection: LoadObserver {
         }
     }
 
-    func loadNeedsNewBodyStream(_ request: URLRequest) async -> UncheckedBox<InputStream?> {
-        guard self.hasDataDelegate else { return UncheckedBox(nil) }
-        let stream = await self.call(default: UncheckedBox<InputStream?>(nil)) { delegate in
-            UncheckedBox((delegate as? any URLConnectionDataDelegate)?.connection(self, needNewBodyStream: request))
+    func loadNeedsNewBodyStream(_ request: URLRequest) async -> UncheckedSendableBox<InputStream?> {
+        guard self.hasDataDelegate else { return UncheckedSendableBox(nil) }
+        // Sendable: the delegate makes the stream on the delivery target; only the load reads it afterwards.
+        let stream = await self.call(default: UncheckedSendableBox<InputStream?>(nil)) { delegate in
+            UncheckedSendableBox(
+                (delegate as? any URLConnectionDataDelegate)?.connection(self, needNewBodyStream: request)
+            )
         }
         return stream
     }
@@ -402,12 +419,13 @@ extension URLConnection: LoadObserver {
 
     func loadWillCache(_ cachedResponse: CachedURLResponse) async -> CachedURLResponse? {
         guard self.hasDataDelegate else { return cachedResponse }
-        let proposed = UncheckedBox(cachedResponse)
-        let decided = await self.call(default: UncheckedBox<CachedURLResponse?>(nil)) { delegate in
+        // Sendable: the cached response is handed to the delegate, then back; one side holds it at a time.
+        let proposed = UncheckedSendableBox(cachedResponse)
+        let decided = await self.call(default: UncheckedSendableBox<CachedURLResponse?>(nil)) { delegate in
             guard let dataDelegate = delegate as? any URLConnectionDataDelegate else {
-                return UncheckedBox<CachedURLResponse?>(proposed.value)
+                return UncheckedSendableBox<CachedURLResponse?>(proposed.value)
             }
-            return UncheckedBox(dataDelegate.connection(self, willCacheResponse: proposed.value))
+            return UncheckedSendableBox(dataDelegate.connection(self, willCacheResponse: proposed.value))
         }
         return decided.value
     }

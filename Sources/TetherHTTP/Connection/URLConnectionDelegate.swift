@@ -1,4 +1,5 @@
 public import Foundation
+import TetherConcurrency
 
 #if canImport(FoundationNetworking)
 public import FoundationNetworking

@@ -1,7 +1,7 @@
 import Dispatch
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import TetherConcurrency
 
 /// The executor of a delegate-face load's task: runs its jobs on a serial Dispatch queue of its own, and after each
 /// job (the task suspended or ended) calls ``afterJob``.
@@ -69,12 +69,12 @@ final class LoopHint: Sendable {
     /// The hint of every `URLConnection`.
     static let shared = LoopHint()
 
-    private let last = NIOLockedValueBox<(any EventLoop)?>(nil)
+    private let last = LockedBox<(any EventLoop)?>(nil)
 
-    var loop: (any EventLoop)? { self.last.withLockedValue { $0 } }
+    var loop: (any EventLoop)? { self.last.withLock { $0 } }
 
     func record(_ loop: any EventLoop) {
-        self.last.withLockedValue { last in
+        self.last.withLock { last in
             if last !== loop { last = loop }
         }
     }

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTPCompression
 import NIOSSL
+import TetherConcurrency
 import Tracing
 
 /// The process-wide `HTTPClient`s, one per (event loop group, TLS configuration, decompression), created lazily

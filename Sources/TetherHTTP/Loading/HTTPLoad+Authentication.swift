@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import TetherConcurrency
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

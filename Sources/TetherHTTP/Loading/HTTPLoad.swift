@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import TetherConcurrency
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import NIOCore
+import TetherConcurrency
 
 /// Fails a load when no byte moved for `timeout` (NSURLConnection's `timeoutInterval` is an idle timeout).
 ///
@@ -68,7 +69,8 @@ final class IdleWatchdog: Sendable {
 }
 
 /// One timer for every armed ``IdleWatchdog``: ticks every 50 ms while any is armed, stops after 2 s without any.
-final class WatchdogTicker: Sendable {
+// Sendable: its state (with the Dispatch timer, whose calls are thread-safe) is in a `LockedBox`, used under its lock.
+final class WatchdogTicker: @unchecked Sendable {
     static let shared = WatchdogTicker()
 
     private struct State {

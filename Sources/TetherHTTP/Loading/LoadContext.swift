@@ -1,6 +1,7 @@
 import Foundation
 
 /// Per-load bookkeeping shared by the steps of one run (only touched from the load's task).
+// Sendable: its mutable flags are only touched from the load's task, one step at a time.
 final class LoadContext: @unchecked Sendable {
     let watchdog: IdleWatchdog?
     var didDeliverResponse = false

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import TetherConcurrency
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -15,7 +16,9 @@ protocol LoadObserver: AnyObject, Sendable {
     func loadShouldUseCredentialStorage() async -> Bool
     /// Hands the challenge to whoever answers it through its sender.
     func loadDidReceive(_ challenge: URLAuthenticationChallenge)
-    func loadNeedsNewBodyStream(_ request: URLRequest) async -> UncheckedBox<InputStream?>
+    /// A fresh body stream (after a redirect or a challenge). Sendable: the stream is made on the delegate's side
+    /// and from then on read only by the load.
+    func loadNeedsNewBodyStream(_ request: URLRequest) async -> UncheckedSendableBox<InputStream?>
     func loadDidSendBodyData(bytesWritten: Int, totalBytesWritten: Int, totalBytesExpectedToWrite: Int)
     func loadDidReceive(_ response: HTTPURLResponse) async throws
     func loadDidReceive(_ data: ByteBuffer) async throws
@@ -32,7 +35,9 @@ extension LoadObserver {
     func loadDidReceive(_ challenge: URLAuthenticationChallenge) {
         (challenge.sender as? ChallengeSender)?.answer(.performDefaultHandling)
     }
-    func loadNeedsNewBodyStream(_ request: URLRequest) async -> UncheckedBox<InputStream?> { UncheckedBox(nil) }
+    func loadNeedsNewBodyStream(_ request: URLRequest) async -> UncheckedSendableBox<InputStream?> {
+        UncheckedSendableBox(nil)
+    }
     func loadDidSendBodyData(bytesWritten: Int, totalBytesWritten: Int, totalBytesExpectedToWrite: Int) {}
     func loadWillCache(_ cachedResponse: CachedURLResponse) async -> CachedURLResponse? { cachedResponse }
     func loadDidStopSilently() {}

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import TetherConcurrency
 
 /// The request body as an async sequence of `ByteBuffer`s that AsyncHTTPClient pulls with back-pressure.
 ///
@@ -17,12 +18,13 @@ struct RequestBodySequence: AsyncSequence, Sendable {
 
     static let chunkSize = 64 << 10
 
-    private let source: UncheckedBox<Source>
+    // Sendable: the stream is read only by the one iterator the engine makes, on one task at a time.
+    private let source: UncheckedSendableBox<Source>
     private let expectedLength: Int
     private let progress: Progress
 
     init(source: Source, expectedLength: Int, progress: @escaping Progress) {
-        self.source = UncheckedBox(source)
+        self.source = UncheckedSendableBox(source)
         self.expectedLength = expectedLength
         self.progress = progress
     }

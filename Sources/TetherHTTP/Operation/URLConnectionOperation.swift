@@ -1,4 +1,5 @@
 public import Foundation
+import TetherConcurrency
 
 #if canImport(FoundationNetworking)
 public import FoundationNetworking
@@ -9,6 +10,10 @@ public import FoundationNetworking
 /// `start()` returns at once; the connection delivers to an internal serial queue, so the operation works on any
 /// `OperationQueue` (with any concurrency limit) without a private run-loop thread. `isExecuting` and
 /// `isFinished` are KVO-compliant; `completionBlock` runs after `isFinished` turned true.
+///
+/// Threads: the connection's delegate (internal to the operation) runs only on the operation's private serial
+/// queue. Every property and method is thread-safe; KVO notices are posted on the thread that starts, cancels or
+/// finishes the operation (the finish comes from the private queue).
 ///
 /// ```swift
 /// let operation = URLConnectionOperation(request: request)
@@ -128,7 +133,8 @@ public final class URLConnectionOperation: Operation {
     }
 }
 
-// State is guarded by `state`'s lock; Operation's own state is thread-safe.
+// Sendable: its state (with the non-Sendable collector) is in a `LockedBox`, used only under its lock; `Operation`'s
+// own state is thread-safe.
 extension URLConnectionOperation: @unchecked Sendable {}
 
 /// The operation's connection delegate; runs on the operation's serial delivery queue.

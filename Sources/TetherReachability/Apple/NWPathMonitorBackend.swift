@@ -1,6 +1,7 @@
 #if canImport(Network)
 import Dispatch
 import Network
+import TetherConcurrency
 
 /// The Apple back-end: `NWPathMonitor`, reporting the general path (Network.framework has no per-destination
 /// evaluation, and SCNetworkReachability is deprecated).
@@ -9,7 +10,7 @@ final class NWPathMonitorBackend: NetworkPathMonitoring {
     static let firstPathTimeout: DispatchTimeInterval = .seconds(2)
 
     private let queue = DispatchQueue(label: "tether.reachability.nwpathmonitor")
-    private let monitor = Locked<NWPathMonitor?>(nil)
+    private let monitor = LockedBox<NWPathMonitor?>(nil)
 
     init() {}
 
@@ -17,7 +18,7 @@ final class NWPathMonitorBackend: NetworkPathMonitoring {
         stop()
         let pathMonitor = NWPathMonitor()
         let firstPath = DispatchSemaphore(value: 0)
-        let isFirst = Locked(true)
+        let isFirst = LockedBox(true)
         pathMonitor.pathUpdateHandler = { path in
             handler(Self.makePath(path))
             let wasFirst = isFirst.withLock { first in

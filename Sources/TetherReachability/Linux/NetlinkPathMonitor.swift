@@ -2,6 +2,8 @@
 import CTetherNetlink
 import Foundation
 import Glibc
+import TetherConcurrency
+import TetherCore
 
 /// The Linux back-end: an rtnetlink socket read on a thread of its own (not an event loop), an initial dump of
 /// links, addresses and routes, bursts coalesced, a re-dump after an overrun, and each evaluation reported when
@@ -14,7 +16,7 @@ final class NetlinkPathMonitor: NetworkPathErrorReporting {
 
     private let target: ReachabilityTarget
     private let classifier: InterfaceClassifier
-    private let current = Locked<NetlinkMonitorRun?>(nil)
+    private let current = LockedBox<NetlinkMonitorRun?>(nil)
 
     init(target: ReachabilityTarget, classifier: InterfaceClassifier = InterfaceClassifier()) {
         self.target = target
@@ -57,7 +59,7 @@ final class NetlinkMonitorRun {
     private let errorHandler: @Sendable (any Error) -> Void
     private let wakeRead: Int32
     private let wakeWrite: Int32
-    private let cancelled = Locked(false)
+    private let cancelled = LockedBox(false)
     private var socket: NetlinkSocket?
     private var session: NetlinkSession
     private var coalescer = ChangeCoalescer()
@@ -214,12 +216,23 @@ final class NetlinkMonitorRun {
         switch target {
         case .defaultRoute: destination = .defaultRoute
         case .address(let address): destination = .addresses([address])
-        case .domain(let host): destination = .addresses(HostResolver.addresses(of: host))
+        case .domain(let host): destination = .addresses(Self.addresses(of: host))
         }
         let path = session.state.evaluate(destination, classify: classifier.classify)
         guard path != lastReported, !isCancelled else { return }
         lastReported = path
         handler(path)
+    }
+
+    /// The IPv4 and IPv6 addresses of `host` through TetherCore's `NameResolver`, in the resolver's order, without
+    /// duplicates; empty when it does not resolve. Blocking `getaddrinfo` on the calling thread: only ever the monitor's
+    /// own thread or the one inside `startMonitoring`, never an event loop.
+    private static func addresses(of host: String) -> [IPAddressBytes] {
+        var result: [IPAddressBytes] = []
+        for address in (try? NameResolver.lookup(host: host, port: 0)) ?? [] {
+            if let bytes = IPAddressBytes(address), !result.contains(bytes) { result.append(bytes) }
+        }
+        return result
     }
 
     /// Waits for `cancel()` up to `timeout`; returns whether it was cancelled.
@@ -237,7 +250,6 @@ final class NetlinkMonitorRun {
         return Int32(clamping: milliseconds)
     }
 }
-// `socket`, `session`, `coalescer` and `lastReported` are touched by the starting thread until `startThread()`, and by
-// the monitor thread only after it; `isCancelled` is locked; the rest is immutable.
+// Sendable: the mutable vars are used by the starting thread, then only by the monitor thread; `cancelled` is locked.
 extension NetlinkMonitorRun: @unchecked Sendable {}
 #endif

@@ -1,6 +1,7 @@
 public import Dispatch
 import Foundation
 public import NIOCore
+import TetherConcurrency
 
 /// Monitors whether a destination is reachable, with AFNetworking's `AFNetworkReachabilityManager` semantics.
 ///
@@ -14,8 +15,11 @@ public import NIOCore
 /// print(manager.networkReachabilityStatus)   // already evaluated
 /// ```
 ///
-/// Every member may be called from any thread. A manager that nobody retains stops monitoring when it is
-/// deallocated.
+/// Threads: every member may be called from any thread. The change block, the
+/// ``Foundation/Notification/Name/networkReachabilityDidChange`` notification and ``statusUpdates`` are delivered
+/// on the callback queue only, in the order of evaluations; the back-end's handler runs on the back-end's own thread
+/// and never calls user code. No lock is held while user code runs. A manager that nobody retains stops monitoring
+/// when it is deallocated.
 public final class NetworkReachabilityManager: Sendable {
     /// The shared "any route" manager (AFNetworking's `+sharedManager`), delivering on the main queue.
     public static let shared = NetworkReachabilityManager()
@@ -23,9 +27,10 @@ public final class NetworkReachabilityManager: Sendable {
     private let monitor: any NetworkPathMonitoring
     private let callbackQueue: DispatchQueue
     private let retryInterval: Duration
-    private let state = Locked(ManagerState())
-    /// Serialises the back-end's starts and stops (user calls and retries), never held while calling user code.
-    private let lifecycle = NSLock()
+    private let state = LockedBox(ManagerState())
+    /// Serialises the back-end's starts and stops (user calls and retries), never held while calling user code. It
+    /// guards the back-end, not a value: the box holds none.
+    private let lifecycle = LockedBox(())
 
     /// Creates an "any route" manager: reachable when a default route exists over a running interface
     /// (AFNetworking's `+manager`, the zero address).
@@ -126,7 +131,7 @@ public final class NetworkReachabilityManager: Sendable {
     /// Why the back-end could not evaluate: it could not start (the status stays `.unknown` and the start is
     /// retried every 5 seconds) or it failed later (the last status is kept). Cleared by the next evaluation.
     public var lastError: (any Error)? {
-        state.withLock { $0.lastError }
+        state.withLock { $0.lastError?.value }
     }
 
     /// The status's English description ("Reachable via WiFi").
@@ -143,23 +148,21 @@ public final class NetworkReachabilityManager: Sendable {
     /// When the back-end cannot start, the status stays `.unknown`, ``lastError`` says why, and the start is
     /// retried every 5 seconds while monitoring.
     public func startMonitoring() {
-        lifecycle.lock()
-        defer { lifecycle.unlock() }
-        stopBackend()
-        let generation = state.withLock { state in
-            state.generation &+= 1
-            state.isMonitoring = true
-            state.lastDelivered = nil
-            return state.generation
+        lifecycle.withLock { _ in
+            stopBackend()
+            let generation = state.withLock { state in
+                state.generation &+= 1
+                state.isMonitoring = true
+                state.lastDelivered = nil
+                return state.generation
+            }
+            attemptStart(generation: generation)
         }
-        attemptStart(generation: generation)
     }
 
     /// Stops monitoring; no callback is delivered after it returns. The last status is kept.
     public func stopMonitoring() {
-        lifecycle.lock()
-        defer { lifecycle.unlock() }
-        stopBackend()
+        lifecycle.withLock { _ in stopBackend() }
     }
 
     /// Stops the back-end and invalidates the running start (the caller holds `lifecycle`).
@@ -221,16 +224,16 @@ public final class NetworkReachabilityManager: Sendable {
         } catch {
             let isCurrent = state.withLock { state in
                 guard state.generation == generation, state.isMonitoring else { return false }
-                state.lastError = error
+                state.lastError = UncheckedSendableBox(error)
                 return true
             }
             guard isCurrent else { return }
             DispatchQueue.global().asyncAfter(deadline: .now() + Self.timeInterval(retryInterval)) { [weak self] in
                 guard let self else { return }
-                self.lifecycle.lock()
-                defer { self.lifecycle.unlock() }
-                guard self.state.withLock({ $0.generation == generation && $0.isMonitoring }) else { return }
-                self.attemptStart(generation: generation)
+                self.lifecycle.withLock { _ in
+                    guard self.state.withLock({ $0.generation == generation && $0.isMonitoring }) else { return }
+                    self.attemptStart(generation: generation)
+                }
             }
         }
     }
@@ -256,7 +259,7 @@ public final class NetworkReachabilityManager: Sendable {
     private func receive(_ error: any Error, generation: UInt64) {
         state.withLock { state in
             guard state.generation == generation, state.isMonitoring else { return }
-            state.lastError = error
+            state.lastError = UncheckedSendableBox(error)
         }
     }
 
@@ -309,7 +312,8 @@ private struct ManagerState {
     var isMonitoring = false
     var path = NetworkPath(status: .unknown)
     var reportsEthernetAsWiFi = false
-    var lastError: (any Error)?
+    // Sendable: the error is only stored and handed back out by `lastError`; the manager never reads into it.
+    var lastError: UncheckedSendableBox<any Error>?
     var lastDelivered: DeliveryKey?
     var changeBlock: ChangeBlock?
     var deliverySequence: UInt64 = 0

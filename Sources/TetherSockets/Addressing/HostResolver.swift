@@ -1,17 +1,8 @@
-import Dispatch
 import NIOCore
-
-#if canImport(Glibc)
-import CNIOLinux
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import TetherCore
 
 /// Name resolution for both faces: numeric literals and `localhost`/`loopback` without DNS, everything else through
-/// getaddrinfo on a dispatch queue, never on an event loop.
+/// TetherCore's `NameResolver` (getaddrinfo on NIO's thread pool, never on an event loop or a Dispatch queue).
 enum HostResolver {
     /// Addresses for `host` known without a lookup, or nil when a lookup is needed.
     static func literalAddresses(host: String, port: Int) -> [SocketAddress]? {
@@ -41,63 +32,26 @@ enum HostResolver {
         return (try? SocketAddress(ipAddress: literal, port: 0)) != nil
     }
 
-    /// Resolves off the event loop; the future completes on `eventLoop`.
+    /// Resolves through TetherCore's `NameResolver` (NIO's thread pool), off the event loop; the future completes
+    /// on `eventLoop`. Fails with ``AsyncSocketError`` of kind `.dns` around a ``DNSLookupError``.
     static func resolve(host: String, port: Int, on eventLoop: any EventLoop) -> EventLoopFuture<[SocketAddress]> {
         if let addresses = literalAddresses(host: host, port: port) {
             return eventLoop.makeSucceededFuture(addresses)
         }
-        let promise = eventLoop.makePromise(of: [SocketAddress].self)
-        DispatchQueue.global().async {
-            promise.completeWith(Result { try lookup(host: host, port: port) })
+        return NameResolver.resolve(host: host, port: port, on: eventLoop).flatMapErrorThrowing { error in
+            guard let failure = error as? NameResolutionError else { throw error }
+            throw AsyncSocketError.dns(DNSLookupError(code: failure.code, host: host))
         }
-        return promise.futureResult
     }
 
-    /// Blocking getaddrinfo (AF_UNSPEC, SOCK_STREAM): every IPv4 and IPv6 result, in the resolver's order.
+    /// Blocking getaddrinfo (AF_UNSPEC, SOCK_STREAM) on the calling thread: every IPv4 and IPv6 result, in the
+    /// resolver's order.
     static func lookup(host: String, port: Int) throws -> [SocketAddress] {
         if let addresses = literalAddresses(host: host, port: port) { return addresses }
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        #if canImport(Glibc) || canImport(Musl)
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        #else
-        hints.ai_socktype = SOCK_STREAM
-        #endif
-        hints.ai_protocol = Int32(IPPROTO_TCP)
-        var result: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(host, String(port), &hints, &result)
-        guard status == 0 else {
-            throw AsyncSocketError.dns(DNSLookupError(code: status, host: host))
-        }
-        defer { freeaddrinfo(result) }
-        var addresses: [SocketAddress] = []
-        var cursor = result
-        while let info = cursor {
-            if let address = socketAddress(info.pointee.ai_addr, port: port) {
-                addresses.append(address)
-            }
-            cursor = info.pointee.ai_next
-        }
-        guard !addresses.isEmpty else {
-            throw AsyncSocketError.dns(DNSLookupError(code: EAI_FAIL, host: host))
-        }
-        return addresses
-    }
-
-    private static func socketAddress(_ pointer: UnsafeMutablePointer<sockaddr>?, port: Int) -> SocketAddress? {
-        guard let pointer else { return nil }
-        switch Int32(pointer.pointee.sa_family) {
-        case AF_INET:
-            var address = pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee }
-            // Some resolvers answer port 0 for numeric services (the original's issue #429).
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            return SocketAddress(address, host: "")
-        case AF_INET6:
-            var address = pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee }
-            address.sin6_port = in_port_t(UInt16(port).bigEndian)
-            return SocketAddress(address, host: "")
-        default:
-            return nil
+        do {
+            return try NameResolver.lookup(host: host, port: port)
+        } catch {
+            throw AsyncSocketError.dns(DNSLookupError(code: error.code, host: host))
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TetherConcurrency
 
 /// A unit of work on a ``PersistentContainer``'s store: insert, update and delete objects, fetch them (store state
 /// plus this context's pending changes), then `save()` all at once or `rollback()`.
@@ -19,8 +20,7 @@ public final class ObjectContext {
 
     private let model: ObjectModel
     private let slot: BackendSlot
-    private let lock = NSRecursiveLock()
-    private var pending = Pending()
+    private let state = LockedBox(Pending())
 
     init(model: ObjectModel, slot: BackendSlot) {
         self.model = model
@@ -44,7 +44,7 @@ public final class ObjectContext {
             if let value = attribute.defaultValue { filled[attribute.name] = value }
         }
         let object = ManagedObject(id: ObjectID(entityName: entityName), values: filled)
-        lock.locked { _ = pending.inserted.put(object) }
+        state.withLock { pending in _ = pending.inserted.put(object) }
         post(.objectContextObjectsDidChange, inserted: [object.id])
         return object
     }
@@ -55,7 +55,7 @@ public final class ObjectContext {
     public func update(_ object: ManagedObject) throws {
         let entity = try self.entity(object.entityName)
         try validate(object.values, of: entity)
-        try lock.locked {
+        try state.withLock { pending in
             if pending.inserted.contains(object.id) {
                 pending.inserted.put(object)
                 return
@@ -85,7 +85,7 @@ public final class ObjectContext {
     }
 
     private func delete(objectID: ObjectID, snapshot: ManagedObject?) {
-        let changed = lock.locked { () -> Bool in
+        let changed = state.withLock { pending -> Bool in
             if pending.inserted.remove(objectID) != nil { return true }
             if pending.deleted[objectID] != nil { return false }
             var snapshot = pending.updated.removeValue(forKey: objectID) ?? snapshot
@@ -107,7 +107,7 @@ public final class ObjectContext {
 
     /// The object with this id as this context sees it, or `nil` (absent or pending deletion).
     public func object(with objectID: ObjectID) throws -> ManagedObject? {
-        try lock.locked {
+        try state.withLock { pending in
             if let inserted = pending.inserted[objectID] { return inserted }
             if pending.deleted[objectID] != nil { return nil }
             if let updated = pending.updated[objectID] { return updated }
@@ -129,7 +129,7 @@ public final class ObjectContext {
         guard request.fetchLimit >= 0, request.fetchOffset >= 0 else {
             throw StoreError(code: .invalidArgument, message: "fetchLimit and fetchOffset must not be negative")
         }
-        var objects = try lock.locked { () -> [ManagedObject] in
+        var objects = try state.withLock { pending -> [ManagedObject] in
             var objects: [ManagedObject] = []
             for stored in try slot.store.objects(entityName: entity.name) {
                 if pending.deleted[stored.id] != nil { continue }
@@ -170,7 +170,7 @@ public final class ObjectContext {
     ///   when another context saved an object this one changes since it read it; in both cases nothing is written
     ///   and the pending changes are kept.
     public func save() throws {
-        let saved = try lock.locked { () -> (Set<ObjectID>, Set<ObjectID>, Set<ObjectID>)? in
+        let saved = try state.withLock { pending -> (Set<ObjectID>, Set<ObjectID>, Set<ObjectID>)? in
             guard !pending.isEmpty else { return nil }
             for object in pending.inserted.all + Array(pending.updated.values) {
                 let entity = try self.entity(object.entityName)
@@ -203,7 +203,7 @@ public final class ObjectContext {
 
     /// Discards every pending change; the next fetch reads the stored state.
     public func rollback() {
-        let discarded = lock.locked { () -> (Set<ObjectID>, Set<ObjectID>, Set<ObjectID>) in
+        let discarded = state.withLock { pending -> (Set<ObjectID>, Set<ObjectID>, Set<ObjectID>) in
             let result = (
                 Set(pending.inserted.all.map(\.id)), Set(pending.updated.keys), Set(pending.deleted.keys)
             )
@@ -218,22 +218,22 @@ public final class ObjectContext {
 
     /// Whether there are unsaved changes.
     public var hasChanges: Bool {
-        lock.locked { !pending.isEmpty }
+        state.withLock { pending in !pending.isEmpty }
     }
 
     /// The objects inserted since the last save.
     public var insertedObjects: Set<ManagedObject> {
-        lock.locked { Set(pending.inserted.all) }
+        state.withLock { pending in Set(pending.inserted.all) }
     }
 
     /// The objects updated since the last save, with their staged values.
     public var updatedObjects: Set<ManagedObject> {
-        lock.locked { Set(pending.updated.values) }
+        state.withLock { pending in Set(pending.updated.values) }
     }
 
     /// The objects deleted since the last save, as last read.
     public var deletedObjects: Set<ManagedObject> {
-        lock.locked { Set(pending.deleted.values) }
+        state.withLock { pending in Set(pending.deleted.values) }
     }
 
     // MARK: - Helpers
@@ -295,5 +295,4 @@ public final class ObjectContext {
     }
 }
 
-// Every access to `pending` holds `lock`; the model and slot are immutable or locked themselves.
-extension ObjectContext: @unchecked Sendable {}
+extension ObjectContext: Sendable {}

@@ -1,4 +1,5 @@
 public import Foundation
+import TetherConcurrency
 
 /// A Core Data–like stack: a model, one persistent store (SQLite, binary file or memory) and the contexts that work
 /// on it.
@@ -69,18 +70,17 @@ public final class PersistentContainer: Sendable {
 }
 
 /// The loaded store, shared by a container and its contexts.
-final class BackendSlot {
-    private let lock = NSLock()
-    private var backend: (any ObjectStoreBackend)?
+final class BackendSlot: Sendable {
+    private let backend = LockedBox<(any ObjectStoreBackend)?>(nil)
 
     func load(_ make: () throws -> any ObjectStoreBackend) throws {
-        try lock.locked {
+        try backend.withLock { backend in
             if backend == nil { backend = try make() }
         }
     }
 
     var store: any ObjectStoreBackend {
-        lock.locked {
+        backend.withLock { backend in
             guard let backend else {
                 preconditionFailure("call PersistentContainer.loadPersistentStores() before using a context")
             }
@@ -88,6 +88,3 @@ final class BackendSlot {
         }
     }
 }
-
-// `backend` is only read and written under `lock`.
-extension BackendSlot: @unchecked Sendable {}

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TetherConcurrency
 import TetherHTTP
 
 #if canImport(FoundationNetworking)
@@ -46,29 +47,32 @@ func withTimeout<T: Sendable>(
 }
 
 /// A one-shot signal with a bounded wait.
-final class Signal<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value?
-    private var waiters: [CheckedContinuation<Value, Never>] = []
+final class Signal<Value: Sendable>: Sendable {
+    private struct State {
+        var value: Value?
+        var waiters: [CheckedContinuation<Value, Never>] = []
+    }
+
+    private let state = LockedBox(State())
 
     func fulfil(_ value: Value) {
-        let waiters: [CheckedContinuation<Value, Never>] = self.lock.withLock {
-            guard self.value == nil else { return [] }
-            self.value = value
-            defer { self.waiters = [] }
-            return self.waiters
+        let waiters: [CheckedContinuation<Value, Never>] = self.state.withLock { state in
+            guard state.value == nil else { return [] }
+            state.value = value
+            defer { state.waiters = [] }
+            return state.waiters
         }
         for waiter in waiters { waiter.resume(returning: value) }
     }
 
-    var current: Value? { self.lock.withLock { self.value } }
+    var current: Value? { self.state.withLock { $0.value } }
 
     func wait(seconds: Double = 20) async throws -> Value {
         try await withTimeout(seconds) {
             await withCheckedContinuation { continuation in
-                let ready: Value? = self.lock.withLock {
-                    if let value = self.value { return value }
-                    self.waiters.append(continuation)
+                let ready: Value? = self.state.withLock { state in
+                    if let value = state.value { return value }
+                    state.waiters.append(continuation)
                     return nil
                 }
                 if let ready { continuation.resume(returning: ready) }
@@ -78,6 +82,7 @@ final class Signal<Value: Sendable>: @unchecked Sendable {
 }
 
 /// A data delegate that records every callback in order and can be steered per test.
+// Sendable: what it records is in a `LockedBox`; the `on…` hooks and flags are set before the load starts.
 final class RecordingDelegate: URLConnectionDataDelegate, @unchecked Sendable {
     enum Event: Equatable, Sendable {
         case willSend(url: String, method: String, redirectStatus: Int?)
@@ -90,15 +95,24 @@ final class RecordingDelegate: URLConnectionDataDelegate, @unchecked Sendable {
         case failed(URLError.Code)
     }
 
-    private let lock = NSLock()
-    private var recorded: [Event] = []
-    private(set) var body = Data()
-    private var activeCalls = 0
-    private(set) var overlapped = false
-    private(set) var threads: Set<ObjectIdentifier> = []
+    private struct Recording {
+        var recorded: [Event] = []
+        var body = Data()
+        var activeCalls = 0
+        var overlapped = false
+        var threads: Set<ObjectIdentifier> = []
+        var lastError: URLError?
+        var lastResponse: HTTPURLResponse?
+    }
+
+    private let recording = LockedBox(Recording())
     let done = Signal<Bool>()
-    private(set) var lastError: URLError?
-    private(set) var lastResponse: HTTPURLResponse?
+
+    var body: Data { self.recording.withLock { $0.body } }
+    var overlapped: Bool { self.recording.withLock { $0.overlapped } }
+    var threads: Set<ObjectIdentifier> { self.recording.withLock { $0.threads } }
+    var lastError: URLError? { self.recording.withLock { $0.lastError } }
+    var lastResponse: HTTPURLResponse? { self.recording.withLock { $0.lastResponse } }
 
     var onRedirect: ((URLRequest, URLResponse) -> URLRequest?)?
     var onChallenge: ((URLConnection, URLAuthenticationChallenge) -> Void)?
@@ -111,24 +125,24 @@ final class RecordingDelegate: URLConnectionDataDelegate, @unchecked Sendable {
 
     func connectionShouldUseCredentialStorage(_ connection: URLConnection) -> Bool { self.usesCredentialStorage }
 
-    var events: [Event] { self.lock.withLock { self.recorded } }
+    var events: [Event] { self.recording.withLock { $0.recorded } }
 
     private func record(_ event: Event) {
-        self.lock.withLock {
-            self.recorded.append(event)
-            self.threads.insert(ObjectIdentifier(Thread.current))
+        self.recording.withLock {
+            $0.recorded.append(event)
+            $0.threads.insert(ObjectIdentifier(Thread.current))
         }
     }
 
     private func enter() {
-        self.lock.withLock {
-            self.activeCalls += 1
-            if self.activeCalls > 1 { self.overlapped = true }
+        self.recording.withLock {
+            $0.activeCalls += 1
+            if $0.activeCalls > 1 { $0.overlapped = true }
         }
     }
 
     private func leave() {
-        self.lock.withLock { self.activeCalls -= 1 }
+        self.recording.withLock { $0.activeCalls -= 1 }
     }
 
     func connection(
@@ -172,7 +186,7 @@ final class RecordingDelegate: URLConnectionDataDelegate, @unchecked Sendable {
         self.enter()
         defer { self.leave() }
         let http = response as? HTTPURLResponse
-        self.lock.withLock { self.lastResponse = http }
+        self.recording.withLock { $0.lastResponse = http }
         self.record(.response(status: http?.statusCode ?? 0, expectedLength: response.expectedContentLength))
         self.onResponse?(connection, response)
     }
@@ -180,12 +194,13 @@ final class RecordingDelegate: URLConnectionDataDelegate, @unchecked Sendable {
     func connection(_ connection: URLConnection, didReceive data: Data) {
         self.enter()
         defer { self.leave() }
-        self.lock.withLock {
-            if self.keepsBody { self.body.append(data) }
-            if case .data(let count) = self.recorded.last {
-                self.recorded[self.recorded.count - 1] = .data(count + data.count)
+        let keepsBody = self.keepsBody
+        self.recording.withLock { recording in
+            if keepsBody { recording.body.append(data) }
+            if case .data(let count) = recording.recorded.last {
+                recording.recorded[recording.recorded.count - 1] = .data(count + data.count)
             } else {
-                self.recorded.append(.data(data.count))
+                recording.recorded.append(.data(data.count))
             }
         }
         self.onData?(connection, data)
@@ -222,7 +237,7 @@ final class RecordingDelegate: URLConnectionDataDelegate, @unchecked Sendable {
 
     func connection(_ connection: URLConnection, didFailWithError error: any Error) {
         let urlError = error as? URLError
-        self.lock.withLock { self.lastError = urlError }
+        self.recording.withLock { $0.lastError = urlError }
         self.record(.failed(urlError?.code ?? .unknown))
         self.done.fulfil(false)
     }

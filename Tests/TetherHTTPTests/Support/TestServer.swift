@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOPosix
+import TetherConcurrency
 import TetherHTTP
 import TetherTestSupport
 
@@ -10,6 +11,7 @@ import FoundationNetworking
 
 /// A Python HTTP server (stdlib `ThreadingHTTPServer`, HTTP/1.1 keep-alive, TCP_NODELAY) in a subprocess on
 /// 127.0.0.1, optionally behind TLS. It exits when the test process closes its stdin (also when we crash).
+// Sendable: its stored properties never change after `init`; `ChildProcess` and `Pipe` are safe from any thread.
 final class TestServer: @unchecked Sendable {
     let port: Int
     let scheme: String
@@ -94,10 +96,9 @@ func closedPort() throws -> Int {
         close(fd)
         throw POSIXError(.EADDRNOTAVAIL)
     }
-    reservedPortsLock.withLock { reservedPorts.append(fd) }
+    reservedPorts.withLock { $0.append(fd) }
     return Int(UInt16(bigEndian: address.sin_port))
 }
 
 /// The descriptors that hold ``closedPort()``'s ports, open until the process exits.
-nonisolated(unsafe) private var reservedPorts: [Int32] = []
-private let reservedPortsLock = NSLock()
+private let reservedPorts = LockedBox<[Int32]>([])

@@ -1,4 +1,5 @@
 import Foundation
+import TetherConcurrency
 
 @testable import TetherReachability
 
@@ -16,12 +17,12 @@ final class FakePathMonitor: NetworkPathErrorReporting {
         var stops = 0
     }
 
-    private let state: Locked<State>
+    private let state: LockedBox<State>
     /// The number of each start, as it happens (to wait for retries).
     let starts = Recorder<Int>()
 
     init(initialPath: NetworkPath? = nil, failingStarts: Int = 0) {
-        state = Locked(State(initialPath: initialPath, failuresLeft: failingStarts))
+        state = LockedBox(State(initialPath: initialPath, failuresLeft: failingStarts))
     }
 
     var startCount: Int { state.withLock { $0.starts } }
@@ -99,5 +100,5 @@ final class Recorder<Value: Sendable> {
     }
 }
 
-// `values` is only touched under `condition`.
+// Sendable: `values` is only read and changed while holding `condition`.
 extension Recorder: @unchecked Sendable {}

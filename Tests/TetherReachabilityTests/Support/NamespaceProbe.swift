@@ -274,7 +274,6 @@ final class NamespaceProbe {
         }
     }
 }
-// `lines`, `cursor`, `isClosed` and `stderrData` are only touched under `condition` or by the test's thread; the
-// rest is immutable.
+// Sendable: its vars are touched only while holding `condition` or on the test's thread; the rest never changes.
 extension NamespaceProbe: @unchecked Sendable {}
 #endif

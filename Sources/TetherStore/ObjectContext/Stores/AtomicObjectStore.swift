@@ -1,8 +1,9 @@
 import Foundation
+import TetherConcurrency
 
 /// The binary-file and in-memory stores: the whole object graph in memory; a binary file store writes all of it
 /// with the temporary-file/fsync/rename/fsync-directory sequence on every save (Core Data's atomic store).
-final class AtomicObjectStore: ObjectStoreBackend {
+final class AtomicObjectStore: ObjectStoreBackend, Sendable {
     private struct FileContents: Codable {
         var model: StoredModel
         var objects: [StoredObject]
@@ -14,9 +15,8 @@ final class AtomicObjectStore: ObjectStoreBackend {
 
     private let url: URL?
     private let model: StoredModel
-    private let lock = NSLock()
     private let fileLock: FileLock?
-    private var state = State()
+    private let state = LockedBox(State())
 
     /// A store that lives in memory only.
     init(model: ObjectModel) {
@@ -45,7 +45,7 @@ final class AtomicObjectStore: ObjectStoreBackend {
             }
             objects.put(object)
         }
-        state.objects = objects
+        state.withLock { $0.objects = objects }
         if contents.model != self.model {
             try write(objects)
         }
@@ -53,15 +53,15 @@ final class AtomicObjectStore: ObjectStoreBackend {
     }
 
     func objects(entityName: String) throws -> [StoredObject] {
-        lock.locked { state.objects.all.filter { $0.id.entityName == entityName } }
+        state.withLock { state in state.objects.all.filter { $0.id.entityName == entityName } }
     }
 
     func object(_ id: ObjectID) throws -> StoredObject? {
-        lock.locked { state.objects[id] }
+        state.withLock { state in state.objects[id] }
     }
 
     func apply(_ changes: ObjectChangeSet) throws -> [ObjectID: Int64] {
-        try lock.locked {
+        try state.withLock { state in
             var objects = state.objects
             var versions: [ObjectID: Int64] = [:]
             for (id, expected) in changes.deleted {
@@ -111,6 +111,3 @@ final class AtomicObjectStore: ObjectStoreBackend {
         try FileIO.writeAtomically(data, to: url)
     }
 }
-
-// Every access to `state` holds `lock`.
-extension AtomicObjectStore: @unchecked Sendable {}

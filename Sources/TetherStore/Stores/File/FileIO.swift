@@ -134,7 +134,7 @@ enum FileIO {
 
 /// An exclusive `flock` on `<store>.lock`, held for the lifetime of the object. `flock` locks belong to the open file
 /// description, so a second instance in the same process is refused just like another process.
-final class FileLock {
+final class FileLock: Sendable {
     private let fd: Int32
 
     init(url: URL) throws {

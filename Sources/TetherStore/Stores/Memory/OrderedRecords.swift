@@ -61,3 +61,5 @@ struct OrderedRecords<Record: Identifiable> {
         holes = 0
     }
 }
+
+extension OrderedRecords: Sendable where Record: Sendable, Record.ID: Sendable {}
