@@ -1,4 +1,4 @@
-public import NIOConcurrencyHelpers
+package import NIOConcurrencyHelpers
 
 /// The one lock-protected box of the package: a value behind a lock, read and changed only inside `withLock`.
 ///
