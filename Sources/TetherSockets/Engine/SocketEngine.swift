@@ -22,22 +22,8 @@ final class SocketEngine: ChannelInboundHandler {
     typealias Policy = EnginePolicy
     /// The async face's read continuation.
     typealias ReadContinuation = CheckedContinuation<ByteBuffer?, any Error>
-
-    private struct WriteRequest {
-        let id: UInt64
-        let total: Int
-        var written = 0
-        var pending: ByteBuffer?
-        let timeout: TimeAmount?
-        var elapsed: TimeAmount = .zero
-        var timerArmed = false
-        var waiter: WriteWaiter
-
-        var tag: Int? {
-            if case .delegate(let tag) = waiter { return tag }
-            return nil
-        }
-    }
+    /// The async face's write continuation.
+    typealias WriteContinuation = CheckedContinuation<Void, any Error>
 
     private enum State {
         case waitingForChannel
@@ -60,9 +46,12 @@ final class SocketEngine: ChannelInboundHandler {
     private var reads: TCPReadQueue<ReadContinuation>
     /// The read timer running, and the one the queue asked for when it was armed.
     private var readTimer: (spec: TCPReadQueue<ReadContinuation>.Timer, scheduled: Scheduled<Void>)?
-    // Small initial queue: most connections have one operation at a time, and idle ones should cost little.
-    private var writes = CircularBuffer<WriteRequest>(initialCapacity: 2)
-    private var writeTimer: Scheduled<Void>?
+    /// The write side: queued and held writes, their progress and timeouts, the async window's waiting tasks.
+    private var writes = TCPWriteQueue<WriteContinuation>()
+    /// The write timer running, and the one the queue asked for when it was armed.
+    private var writeTimer: (spec: TCPWriteQueue<WriteContinuation>.Timer, scheduled: Scheduled<Void>)?
+    /// Async face: the timers of tasks waiting for room in the window, by write id.
+    private var waitingTimers: [UInt64: Scheduled<Void>] = [:]
     private var closesAfterReads = false
     private var closesAfterWrites = false
     private var inReadLoop = false
@@ -73,7 +62,6 @@ final class SocketEngine: ChannelInboundHandler {
     private var isAutoReading = true
     private var flushPending = false
     private var nextID: UInt64 = 0
-    private var pendingError: AsyncSocketError?
     /// The channel closed after a clean end of both directions; only buffered reads remain.
     private var channelGone = false
     /// Set when the connection was never established and is being abandoned; a channel that arrives later closes.
@@ -89,13 +77,6 @@ final class SocketEngine: ChannelInboundHandler {
     private(set) var isSecure = false
     /// Async face: the write window shared with writing tasks (nil on the delegate face).
     var admission: WriteAdmission?
-    /// Async face: stream offsets of the bytes of every write queued so far, and of those handed to the kernel.
-    private var enqueuedTotal = 0
-    private var writtenTotal = 0
-    /// The last write handed to the channel (writes are handed in order; later ones are held).
-    private var lastHandedID: UInt64 = 0
-    /// Async-face writes waiting for room in the window, in order.
-    private var waitingWrites = CircularBuffer<WaitingWrite>(initialCapacity: 1)
     /// `halfClose` sent the FIN: later writes fail without touching the connection.
     private var outputClosed = false
     /// Why the connection ended: the next operation's error (nil: closed on request).
@@ -104,14 +85,6 @@ final class SocketEngine: ChannelInboundHandler {
     private var gracefulClose: (promise: EventLoopPromise<Void>, timer: Scheduled<Void>?)?
     /// How long `close()` waits for accepted writes to reach the kernel before closing anyway.
     var closeLinger: TimeAmount = .seconds(10)
-
-    private struct WaitingWrite {
-        let id: UInt64
-        /// Stream offset of the write's first byte: it is accepted once fewer than the window's bytes are ahead.
-        let start: Int
-        let continuation: CheckedContinuation<Void, any Error>
-        var timer: Scheduled<Void>?
-    }
 
     init(eventLoop: any EventLoop, owner: any SocketEngineOwner, policy: Policy) {
         self.eventLoop = eventLoop
@@ -151,20 +124,8 @@ final class SocketEngine: ChannelInboundHandler {
     /// Hands the writes held back (before the channel was active, or behind a TLS marker) to the channel, up to
     /// the TLS marker if one is pending.
     private func sendHeldWrites() {
-        for index in writes.indices {
-            guard !isBehindTLS(writes[index].id) else { break }
-            if let bytes = writes[index].pending {
-                writes[index].pending = nil
-                send(bytes, id: writes[index].id)
-            }
-        }
+        for (id, bytes) in writes.takeHeld() { send(bytes, id: id) }
         acceptWaitingWrites()
-    }
-
-    /// Whether operation `id` was queued after a `startTLS` whose handshake has not completed.
-    private func isBehindTLS(_ id: UInt64) -> Bool {
-        guard let tls else { return false }
-        return id > tls.barrier
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -206,12 +167,12 @@ final class SocketEngine: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         if tlsHandler != nil, tls != nil, state == .active {
             close(
-                error: pendingError ?? .tls("The peer closed the connection during the TLS handshake", underlying: nil)
+                error: .tls("The peer closed the connection during the TLS handshake", underlying: nil)
             )
             context.fireChannelInactive()
             return
         }
-        if state == .active && !policy.failuresCloseConnection && pendingError == nil {
+        if state == .active && !policy.failuresCloseConnection {
             // Async face, both directions ended cleanly (the peer closed after our half-close): reads go on serving
             // the buffered bytes, then the end of the stream; writes fail.
             reads.endOfInput()
@@ -222,8 +183,8 @@ final class SocketEngine: ChannelInboundHandler {
             return
         }
         if state != .closed {
-            if reads.inputClosed || pendingError != nil {
-                close(error: pendingError ?? .closedByPeer)
+            if reads.inputClosed {
+                close(error: .closedByPeer)
             } else {
                 reads.endOfInput()
                 processReads()
@@ -251,7 +212,7 @@ final class SocketEngine: ChannelInboundHandler {
         return nextID
     }
 
-    func enqueueWrite(_ bytes: ByteBuffer, timeout: TimeAmount?, waiter: WriteWaiter) -> UInt64 {
+    func enqueueWrite(_ bytes: ByteBuffer, timeout: TimeAmount?, waiter: WriteWaiter<WriteContinuation>) -> UInt64 {
         eventLoop.assertInEventLoop()
         // Writes admitted without a visit to the loop were queued before this one.
         if case .task(.some) = waiter { drainAdmitted() }
@@ -265,37 +226,22 @@ final class SocketEngine: ChannelInboundHandler {
             }
             return nextID
         }
-        let sendsNow = state == .active && tls == nil
-        var request = WriteRequest(
-            id: nextID,
-            total: bytes.readableBytes,
-            pending: sendsNow ? nil : bytes,
-            timeout: timeout,
-            waiter: waiter
-        )
-        if case .task(let continuation) = waiter {
-            // Async face: the task waits (if it does) in `waitingWrites`, not in the queue.
-            request.waiter = .task(nil)
-            if let continuation {
-                admission?.enqueued(request.total)
-                var waiting = WaitingWrite(id: nextID, start: enqueuedTotal, continuation: continuation)
-                if let timeout {
-                    let id = nextID
-                    waiting.timer = eventLoop.assumeIsolated().scheduleTask(in: max(timeout, .zero)) { [self] in
-                        abandonWrite(id: id, error: AsyncSocketError.writeTimeout)
-                    }
+        let id = nextID
+        if case .task(.some) = waiter {
+            admission?.enqueued(bytes.readableBytes)
+            if let timeout {
+                waitingTimers[id] = eventLoop.assumeIsolated().scheduleTask(in: max(timeout, .zero)) { [self] in
+                    abandonWrite(id: id, error: AsyncSocketError.writeTimeout)
                 }
-                waitingWrites.append(waiting)
             }
-            enqueuedTotal += request.total
         }
-        writes.append(request)
-        if sendsNow {
-            send(bytes, id: nextID)
-            if writes.count == 1 { startCurrentWrite() }
+        let canSend = state == .active
+        if let now = writes.enqueue(id: id, bytes: bytes, timeout: timeout, waiter: waiter, canSend: canSend) {
+            send(now, id: id)
+            if writes.headID == id { startCurrentWrite() }
         }
         acceptWaitingWrites()
-        return nextID
+        return id
     }
 
     /// Async face: hands the writes admitted under the window's lock to the queue, in order.
@@ -320,24 +266,20 @@ final class SocketEngine: ChannelInboundHandler {
     /// Async face: resumes the waiting writes that now have fewer than the window's bytes ahead of them and have
     /// been handed to the channel (a write held behind a TLS marker waits for the handshake).
     private func acceptWaitingWrites() {
-        while let first = waitingWrites.first, first.id <= lastHandedID,
-            first.start - writtenTotal < WriteAdmission.resumeBelow
-        {
-            waitingWrites.removeFirst()
-            first.timer?.cancel()
+        for accepted in writes.acceptWaiting(window: WriteAdmission.resumeBelow) {
+            waitingTimers.removeValue(forKey: accepted.id)?.cancel()
             admission?.endSlowWrite()
-            first.continuation.resume()
+            accepted.task.resume()
         }
     }
 
     /// Async face: the task waiting for write `id` stops waiting with `error` (timeout, cancellation); the bytes
     /// stay queued and go out in order.
     func abandonWrite(id: UInt64, error: any Error) {
-        guard let index = waitingWrites.firstIndex(where: { $0.id == id }) else { return }
-        let waiting = waitingWrites.remove(at: index)
-        waiting.timer?.cancel()
+        guard let task = writes.abandon(id: id) else { return }
+        waitingTimers.removeValue(forKey: id)?.cancel()
         admission?.endSlowWrite()
-        waiting.continuation.resume(throwing: error)
+        task.resume(throwing: error)
     }
 
     /// Async face: the task waiting for read `id` was cancelled. The read leaves the queue, consuming nothing.
@@ -439,7 +381,7 @@ final class SocketEngine: ChannelInboundHandler {
         admission?.close(error ?? .closedLocally)
         readTimer?.scheduled.cancel()
         readTimer = nil
-        writeTimer?.cancel()
+        writeTimer?.scheduled.cancel()
         writeTimer = nil
         tlsTimer?.cancel()
         tlsTimer = nil
@@ -454,12 +396,13 @@ final class SocketEngine: ChannelInboundHandler {
         if let upgrade = tls {
             tls = nil
             reads.tlsBarrier = nil
+            writes.tlsBarrier = nil
             upgrade.promise?.fail(error ?? AsyncSocketError.closedLocally)
         }
         var reported = error
         if reported != nil {
             reported?.pendingReadTags = reads.pendingTags
-            reported?.pendingWriteTags = writes.compactMap(\.tag)
+            reported?.pendingWriteTags = writes.pendingTags
             let unread = reads.takeBuffer()
             if unread.readableBytes > 0 {
                 reported?.unreadData = Data(unread.readableBytesView)
@@ -467,19 +410,17 @@ final class SocketEngine: ChannelInboundHandler {
         }
         let taskError = error ?? AsyncSocketError.closedLocally
         for waiter in reads.removeAll() { fail(waiter, with: taskError) }
-        let waiting = waitingWrites
-        waitingWrites.removeAll()
-        for write in waiting {
-            write.timer?.cancel()
+        for timer in waitingTimers.values { timer.cancel() }
+        waitingTimers.removeAll()
+        for task in writes.removeAll() {
             admission?.endSlowWrite()
-            write.continuation.resume(throwing: taskError)
+            task.resume(throwing: taskError)
         }
         if let graceful = gracefulClose {
             gracefulClose = nil
             graceful.timer?.cancel()
             if let error { graceful.promise.fail(error) } else { graceful.promise.succeed(()) }
         }
-        writes.removeAll()
         _ = reads.takeBuffer()
         progress.withLockedValue { $0 = ProgressSnapshot() }
         let owner = self.owner
@@ -508,6 +449,7 @@ final class SocketEngine: ChannelInboundHandler {
         }
         upgrade.barrier = nextID
         reads.tlsBarrier = nextID
+        writes.tlsBarrier = nextID
         tls = upgrade
         if let timeout = upgrade.timeout {
             tlsTimer = eventLoop.assumeIsolated().scheduleTask(in: timeout) { [self] in
@@ -524,7 +466,7 @@ final class SocketEngine: ChannelInboundHandler {
     private func startHandshakeIfReady() {
         guard state == .active, let upgrade = tls, tlsHandler == nil, !isPreparingTLS, context != nil else { return }
         if let read = reads.headID, read <= upgrade.barrier { return }
-        if let write = writes.first, write.id <= upgrade.barrier { return }
+        if let write = writes.headID, write <= upgrade.barrier { return }
         isPreparingTLS = true
         upgrade.context(on: eventLoop).assumeIsolated().whenComplete { [self] result in
             isPreparingTLS = false
@@ -565,6 +507,7 @@ final class SocketEngine: ChannelInboundHandler {
         }
         tls = nil
         reads.tlsBarrier = nil
+        writes.tlsBarrier = nil
         tlsTimer?.cancel()
         tlsTimer = nil
         isSecure = true
@@ -743,7 +686,6 @@ final class SocketEngine: ChannelInboundHandler {
 
     private func send(_ bytes: ByteBuffer, id: UInt64) {
         guard let context else { return }
-        lastHandedID = id
         var remaining = bytes
         let sliceSize = policy.reportsProgress ? Self.progressSliceSize : Int.max
         repeat {
@@ -773,24 +715,23 @@ final class SocketEngine: ChannelInboundHandler {
             if case .failure(let error) = result { close(error: .wrapping(error, function: "write")) }
             return
         }
-        guard var request = writes.first, request.id == id else { return }
-        if let admission {
-            writtenTotal += length
-            admission.written(length)
-        }
-        request.written += length
-        if request.written < request.total {
-            writes[writes.startIndex] = request
-            if let tag = request.tag { owner?.engine(self, didWritePartialDataOfLength: length, tag: tag) }
+        let completed: WriteWaiter<WriteContinuation>
+        switch writes.written(id: id, length: length) {
+        case .ignored:
+            return
+        case .partial(let tag, let length):
+            admission?.written(length)
+            if let tag { owner?.engine(self, didWritePartialDataOfLength: length, tag: tag) }
             publishWriteProgress()
             acceptWaitingWrites()
             return
+        case .completed(let waiter):
+            admission?.written(length)
+            completed = waiter
         }
-        writes.removeFirst()
-        writeTimer?.cancel()
-        writeTimer = nil
+        syncWriteTimer()
         publishWriteProgress()
-        switch request.waiter {
+        switch completed {
         case .delegate(let tag): owner?.engine(self, didWriteDataWithTag: tag)
         case .task(let continuation): continuation?.resume()
         }
@@ -807,54 +748,47 @@ final class SocketEngine: ChannelInboundHandler {
     /// Arms the current write's timer: the delegate face's (async-face writes time out while they wait for room).
     private func startCurrentWrite() {
         publishWriteProgress()
-        guard state == .active, writeTimer == nil, var request = writes.first, !request.timerArmed,
-            !isBehindTLS(request.id), let timeout = request.timeout, request.tag != nil
-        else { return }
-        request.timerArmed = true
-        writes[writes.startIndex] = request
-        armWriteTimer(id: request.id, after: max(timeout, .zero))
+        guard state == .active else { return }
+        writes.armTimerIfNeeded()
+        syncWriteTimer()
     }
 
-    private func armWriteTimer(id: UInt64, after duration: TimeAmount) {
-        writeTimer = eventLoop.assumeIsolated().scheduleTask(in: duration) { [self] in
-            writeTimerFired(id: id, duration: duration)
+    /// Makes the running write timer the one the queue wants: cancels a stale one, arms a new one.
+    private func syncWriteTimer() {
+        let wanted = writes.timer
+        guard writeTimer?.spec != wanted else { return }
+        writeTimer?.scheduled.cancel()
+        writeTimer = nil
+        guard let wanted else { return }
+        let scheduled = eventLoop.assumeIsolated().scheduleTask(in: wanted.duration) { [self] in
+            writeTimer = nil
+            writeTimerFired(id: wanted.id, duration: wanted.duration)
         }
+        writeTimer = (wanted, scheduled)
     }
 
     private func writeTimerFired(id: UInt64, duration: TimeAmount) {
-        writeTimer = nil
-        guard state == .active, var request = writes.first, request.id == id else { return }
-        request.elapsed = request.elapsed + duration
-        writes[writes.startIndex] = request
-        switch request.waiter {
-        case .task(let continuation):
-            writes[writes.startIndex].waiter = .task(nil)
-            continuation?.resume(throwing: AsyncSocketError.writeTimeout)
-        case .delegate(let tag):
-            owner?.engine(self, shouldTimeout: .write, tag: tag, elapsed: request.elapsed, bytesDone: request.written) {
-                [self] extensionTime in
-                guard state == .active, let current = writes.first, current.id == id else { return }
-                if extensionTime > .zero {
-                    armWriteTimer(id: id, after: extensionTime)
-                } else {
-                    close(error: .writeTimeout)
-                }
+        guard state == .active, let ask = writes.timerFired(id: id, duration: duration) else { return }
+        owner?.engine(self, shouldTimeout: .write, tag: ask.tag, elapsed: ask.elapsed, bytesDone: ask.bytesDone) {
+            [self] extensionTime in
+            guard state == .active else { return }
+            switch writes.timeoutAnswered(id: id, extension: extensionTime) {
+            case nil: return
+            case true?: syncWriteTimer()
+            case false?: close(error: .writeTimeout)
             }
         }
     }
 
     private func dropWrites() {
-        writes.removeAll()
-        writeTimer?.cancel()
-        writeTimer = nil
+        for task in writes.removeAll() { task.resume(throwing: AsyncSocketError.closedLocally) }
+        syncWriteTimer()
         publishWriteProgress()
     }
 
     private func publishWriteProgress() {
         guard policy.reportsProgress else { return }
-        let snapshot = writes.first.map { request in
-            AsyncSocket.IOProgress(tag: request.tag ?? 0, bytesDone: request.written, total: request.total)
-        }
+        let snapshot = writes.progress
         progress.withLockedValue { $0.write = snapshot }
     }
 }
