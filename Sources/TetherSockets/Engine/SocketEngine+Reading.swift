@@ -1,0 +1,141 @@
+import NIOConcurrencyHelpers
+import NIOCore
+
+extension SocketEngine {
+    // MARK: reading
+
+    /// Runs the read queue's actions until it stops. A delegate called inline (event-loop delivery) may queue reads
+    /// from inside a completion: the loop below picks them up, so a nested call has nothing to do (and must not
+    /// recurse once per buffered frame).
+    func processReads() {
+        guard machine.isActive, !isProcessingReads else { return }
+        isProcessingReads = true
+        defer { isProcessingReads = false }
+        while machine.isActive {
+            let action = machine.reads.next()
+            syncReadTimer()
+            switch action {
+            case .deliver(let bytes, let waiter):
+                // The progress snapshot moves on before the delegate can ask for it from its callback.
+                publishReadProgress()
+                deliver(bytes, to: waiter)
+                guard machine.isActive else { return }
+                if machine.isDrainedForClose {
+                    close(error: nil)
+                    return
+                }
+            case .endOfStream(let continuation):
+                continuation.resume(returning: nil)
+            case .fail(let waiter, let error):
+                fail(waiter, with: error)
+            case .partial(let tag, let length):
+                owner?.engine(self, didReadPartialDataOfLength: length, tag: tag)
+            case .readStreamClosed:
+                owner?.engineReadStreamDidClose(self)
+            case .askTimeout(let tag, let elapsed, let bytesDone):
+                askReadTimeout(tag: tag, elapsed: elapsed, bytesDone: bytesDone)
+                return
+            case .close(let error):
+                close(error: error)
+                return
+            case .awaitTLS:
+                startHandshakeIfReady()
+                if !inReadLoop { requestMoreDataIfNeeded() }
+                publishReadProgress()
+                return
+            case .awaitBytes:
+                publishReadProgress()
+                if !inReadLoop { requestMoreDataIfNeeded() }
+                return
+            case .idle:
+                publishReadProgress()
+                if upgrade != nil {
+                    startHandshakeIfReady()
+                    guard machine.isActive else { return }
+                }
+                if !inReadLoop { requestMoreDataIfNeeded() }
+                return
+            }
+        }
+    }
+
+    func deliver(_ bytes: ByteBuffer, to waiter: ReadWaiter<ReadContinuation>) {
+        switch waiter {
+        case .delegate(let tag, let destination):
+            owner?.engine(self, didRead: bytes, tag: tag, destination: destination)
+        case .task(let continuation):
+            continuation.resume(returning: bytes)
+        case .frame(let operation):
+            operation.fail(AsyncSocketError(code: .other, message: "A frame read was served as bytes"))
+        }
+    }
+
+    /// Ends a task's or frame's read with `error`; a delegate read has nobody to tell (its tag rides on the close).
+    func fail(_ waiter: ReadWaiter<ReadContinuation>, with error: any Error) {
+        switch waiter {
+        case .task(let continuation): continuation.resume(throwing: error)
+        case .frame(let operation): operation.fail(error)
+        case .delegate: break
+        }
+    }
+
+    /// Reads from the kernel while a queued read waits for bytes or while less than `pauseThreshold` bytes are
+    /// buffered; past that, with no read wanting them, the kernel holds the data (back-pressure), so a peer's close
+    /// is noticed once queued reads drain the buffer. The channel reads on its own (`autoRead`) while reading is
+    /// wanted, which keeps its read interest registered instead of re-arming it for every chunk.
+    func requestMoreDataIfNeeded() {
+        guard machine.isActive, !machine.reads.inputClosed, let context else { return }
+        let wantsBytes =
+            (machine.reads.headID != nil && !machine.reads.pausedForTimeoutQuery)
+            || machine.reads.buffer.readableBytes < Self.pauseThreshold
+        guard wantsBytes != isAutoReading else { return }
+        isAutoReading = wantsBytes
+        try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: wantsBytes)
+    }
+
+    /// Makes the running read timer the one the queue wants: cancels a stale one, arms a new one.
+    func syncReadTimer() {
+        let wanted = machine.reads.timer
+        guard readTimer?.spec != wanted else { return }
+        readTimer?.scheduled.cancel()
+        readTimer = nil
+        guard let wanted else { return }
+        let scheduled = eventLoop.assumeIsolated().scheduleTask(in: wanted.duration) { [self] in
+            readTimer = nil
+            guard machine.isActive else { return }
+            let action = machine.reads.timerFired(id: wanted.id, duration: wanted.duration)
+            switch action {
+            case .fail(let waiter, let error):
+                fail(waiter, with: error)
+                processReads()
+            case .askTimeout(let tag, let elapsed, let bytesDone):
+                askReadTimeout(tag: tag, elapsed: elapsed, bytesDone: bytesDone)
+            default:
+                break
+            }
+        }
+        readTimer = (wanted, scheduled)
+    }
+
+    /// Asks the delegate whether the head read may have more time; reads pause until it answers.
+    func askReadTimeout(tag: Int, elapsed: TimeAmount, bytesDone: Int) {
+        guard let id = machine.reads.headID else { return }
+        owner?.engine(self, shouldTimeout: .read, tag: tag, elapsed: elapsed, bytesDone: bytesDone) {
+            [self] extensionTime in
+            guard machine.isActive else { return }
+            switch machine.reads.timeoutAnswered(id: id, extension: extensionTime) {
+            case .close(let error): close(error: error)
+            case .awaitBytes:
+                syncReadTimer()
+                processReads()
+            default: processReads()
+            }
+        }
+    }
+
+    func publishReadProgress() {
+        guard policy.reportsProgress else { return }
+        let snapshot = machine.reads.progress
+        progress.withLockedValue { $0.read = snapshot }
+    }
+}

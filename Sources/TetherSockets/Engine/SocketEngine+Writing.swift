@@ -1,0 +1,131 @@
+import NIOConcurrencyHelpers
+import NIOCore
+
+extension SocketEngine {
+    // MARK: writing
+
+    /// Hands the writes held back (before the channel was active, or behind a TLS marker) to the channel, up to
+    /// the TLS marker if one is pending.
+    func sendHeldWrites() {
+        for (id, bytes) in machine.writes.takeHeld() { send(bytes, id: id) }
+        acceptWaitingWrites()
+    }
+
+    /// Async face: resumes the waiting writes that now have fewer than the window's bytes ahead of them and have
+    /// been handed to the channel (a write held behind a TLS marker waits for the handshake).
+    func acceptWaitingWrites() {
+        for accepted in machine.writes.acceptWaiting(window: WriteAdmission.resumeBelow) {
+            waitingTimers.removeValue(forKey: accepted.id)?.cancel()
+            admission?.endSlowWrite()
+            accepted.task.resume()
+        }
+    }
+
+    func send(_ bytes: ByteBuffer, id: UInt64) {
+        guard let context else { return }
+        var remaining = bytes
+        let sliceSize = policy.reportsProgress ? Self.progressSliceSize : Int.max
+        repeat {
+            let length = min(remaining.readableBytes, sliceSize)
+            let slice = remaining.readSlice(length: length)!
+            let promise = eventLoop.makePromise(of: Void.self)
+            promise.futureResult.assumeIsolated().whenComplete { [self] result in
+                sliceWritten(id: id, length: length, result: result)
+            }
+            context.write(wrapOutboundOut(slice), promise: promise)
+        } while remaining.readableBytes > 0
+        if inReadLoop || isDraining {
+            flushPending = true
+        } else if !flushPending {
+            flushPending = true
+            eventLoop.assumeIsolated().execute { [self] in
+                guard flushPending else { return }
+                flushPending = false
+                self.context?.flush()
+            }
+        }
+    }
+
+    func sliceWritten(id: UInt64, length: Int, result: Result<Void, any Error>) {
+        guard machine.isActive else { return }
+        guard case .success = result else {
+            if case .failure(let error) = result { close(error: .wrapping(error, function: "write")) }
+            return
+        }
+        let completed: WriteWaiter<WriteContinuation>
+        switch machine.writes.written(id: id, length: length) {
+        case .ignored:
+            return
+        case .partial(let tag, let length):
+            admission?.written(length)
+            if let tag { owner?.engine(self, didWritePartialDataOfLength: length, tag: tag) }
+            publishWriteProgress()
+            acceptWaitingWrites()
+            return
+        case .completed(let waiter):
+            admission?.written(length)
+            completed = waiter
+        }
+        syncWriteTimer()
+        publishWriteProgress()
+        switch completed {
+        case .delegate(let tag): owner?.engine(self, didWriteDataWithTag: tag)
+        case .task(let continuation): continuation?.resume()
+        }
+        guard machine.isActive else { return }
+        if machine.isDrainedForClose {
+            close(error: nil)
+            return
+        }
+        acceptWaitingWrites()
+        startHandshakeIfReady()
+        startCurrentWrite()
+    }
+
+    /// Arms the current write's timer: the delegate face's (async-face writes time out while they wait for room).
+    func startCurrentWrite() {
+        publishWriteProgress()
+        guard machine.isActive else { return }
+        machine.writes.armTimerIfNeeded()
+        syncWriteTimer()
+    }
+
+    /// Makes the running write timer the one the queue wants: cancels a stale one, arms a new one.
+    func syncWriteTimer() {
+        let wanted = machine.writes.timer
+        guard writeTimer?.spec != wanted else { return }
+        writeTimer?.scheduled.cancel()
+        writeTimer = nil
+        guard let wanted else { return }
+        let scheduled = eventLoop.assumeIsolated().scheduleTask(in: wanted.duration) { [self] in
+            writeTimer = nil
+            writeTimerFired(id: wanted.id, duration: wanted.duration)
+        }
+        writeTimer = (wanted, scheduled)
+    }
+
+    func writeTimerFired(id: UInt64, duration: TimeAmount) {
+        guard machine.isActive, let ask = machine.writes.timerFired(id: id, duration: duration) else { return }
+        owner?.engine(self, shouldTimeout: .write, tag: ask.tag, elapsed: ask.elapsed, bytesDone: ask.bytesDone) {
+            [self] extensionTime in
+            guard machine.isActive else { return }
+            switch machine.writes.timeoutAnswered(id: id, extension: extensionTime) {
+            case nil: return
+            case true?: syncWriteTimer()
+            case false?: close(error: .writeTimeout)
+            }
+        }
+    }
+
+    func dropWrites() {
+        for task in machine.writes.removeAll() { task.resume(throwing: AsyncSocketError.closedLocally) }
+        syncWriteTimer()
+        publishWriteProgress()
+    }
+
+    func publishWriteProgress() {
+        guard policy.reportsProgress else { return }
+        let snapshot = machine.writes.progress
+        progress.withLockedValue { $0.write = snapshot }
+    }
+}
