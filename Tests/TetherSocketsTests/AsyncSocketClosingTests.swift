@@ -3,6 +3,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import Testing
+import TetherConcurrency
 import TetherSockets
 
 @Suite(.timeLimit(.minutes(1)))
@@ -142,22 +143,22 @@ struct AsyncSocketClosingTests {
         defer { server.stop() }
         let recorder = SocketRecorder()
         recorder.checksQueue = false
-        let onLoop = NIOLockedValueBox<[Bool]>([])
+        let onLoop = LockedBox<[Bool]>([])
         let socket = AsyncSocket(delegate: recorder)
         socket.callbackDelivery = .eventLoop
         recorder.onConnect = { sock in
-            onLoop.withLockedValue { $0.append(MultiThreadedEventLoopGroup.currentEventLoop != nil) }
+            onLoop.withLock { $0.append(MultiThreadedEventLoopGroup.currentEventLoop != nil) }
             sock.write(Data("ping\n"), withTimeout: 5, tag: 1)
             sock.readData(to: Data("\n"), withTimeout: 5, tag: 2)
         }
         recorder.onRead = { sock, _, _ in
-            onLoop.withLockedValue { $0.append(MultiThreadedEventLoopGroup.currentEventLoop != nil) }
+            onLoop.withLock { $0.append(MultiThreadedEventLoopGroup.currentEventLoop != nil) }
             sock.disconnect()
         }
         try socket.connect(toHost: "127.0.0.1", onPort: server.port, withTimeout: 5)
         let error = try await recorder.waitForDisconnect()
         #expect(error == nil)
-        #expect(onLoop.withLockedValue { $0 } == [true, true])
+        #expect(onLoop.withLock { $0 } == [true, true])
         let names = recorder.events.map { "\($0)" }
         #expect(names.count == 4)
         #expect(recorder.events.last?.isDisconnect == true)

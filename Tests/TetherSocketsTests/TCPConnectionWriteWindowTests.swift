@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import Testing
+import TetherConcurrency
 
 @testable import TetherSockets
 
@@ -33,7 +34,7 @@ final class LoopBlocker: Sendable {
 }
 
 /// True once `flag` is set, polling up to `limit`.
-private func becomesTrue(_ flag: NIOLockedValueBoxFlag, within limit: Duration) async throws -> Bool {
+private func becomesTrue(_ flag: LockedBoxFlag, within limit: Duration) async throws -> Bool {
     let deadline = ContinuousClock.now + limit
     while ContinuousClock.now < deadline {
         if flag.value { return true }
@@ -42,10 +43,10 @@ private func becomesTrue(_ flag: NIOLockedValueBoxFlag, within limit: Duration) 
     return flag.value
 }
 
-private final class NIOLockedValueBoxFlag: Sendable {
-    private let box = NIOLockedValueBox(false)
-    var value: Bool { box.withLockedValue { $0 } }
-    func set() { box.withLockedValue { $0 = true } }
+private final class LockedBoxFlag: Sendable {
+    private let box = LockedBox(false)
+    var value: Bool { box.withLock { $0 } }
+    func set() { box.withLock { $0 = true } }
 }
 
 /// The async face's write contract: a write returns once queued with less than the window ahead of it.
@@ -85,7 +86,7 @@ struct TCPConnectionWriteWindowTests {
             listener.close()
         }
         let (blocker, count) = try await Self.fillTheWindowWithTheLoopHeld(connection)
-        let returned = NIOLockedValueBoxFlag()
+        let returned = LockedBoxFlag()
         let next = Task {
             try await connection.write(Self.chunk)
             returned.set()

@@ -1,5 +1,6 @@
 import NIOConcurrencyHelpers
 import NIOCore
+import TetherConcurrency
 
 extension SocketEngine {
     // MARK: reading
@@ -136,6 +137,6 @@ extension SocketEngine {
     func publishReadProgress() {
         guard policy.reportsProgress else { return }
         let snapshot = machine.reads.progress
-        progress.withLockedValue { $0.read = snapshot }
+        progress.withLock { $0.read = snapshot }
     }
 }

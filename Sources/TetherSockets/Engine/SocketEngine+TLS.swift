@@ -1,6 +1,7 @@
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOSSL
+import TetherConcurrency
 
 extension SocketEngine {
     // MARK: TLS
@@ -80,11 +81,11 @@ extension SocketEngine {
 
     /// Manual trust: asks the owner; the first answer completes NIOSSL's promise on the event loop.
     private func askTrust(_ certificates: [NIOSSLCertificate], promise: EventLoopPromise<NIOSSLVerificationResult>) {
-        let answered = NIOLockedValueBox(false)
+        let answered = LockedBox(false)
         let loop = eventLoop
         let engine = NIOLoopBound(self, eventLoop: loop)
         let answer: @Sendable (Bool) -> Void = { accepted in
-            let first = answered.withLockedValue { done -> Bool in
+            let first = answered.withLock { done -> Bool in
                 defer { done = true }
                 return !done
             }

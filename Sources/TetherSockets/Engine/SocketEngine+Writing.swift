@@ -1,5 +1,6 @@
 import NIOConcurrencyHelpers
 import NIOCore
+import TetherConcurrency
 
 extension SocketEngine {
     // MARK: writing
@@ -126,6 +127,6 @@ extension SocketEngine {
     func publishWriteProgress() {
         guard policy.reportsProgress else { return }
         let snapshot = machine.writes.progress
-        progress.withLockedValue { $0.write = snapshot }
+        progress.withLock { $0.write = snapshot }
     }
 }

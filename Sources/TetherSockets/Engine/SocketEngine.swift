@@ -3,6 +3,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOSSL
 import NIOTLS
+import TetherConcurrency
 
 /// The one engine under both faces: a channel handler that executes a ``TCPStateMachine``.
 ///
@@ -36,7 +37,7 @@ final class SocketEngine: ChannelInboundHandler {
 
     let eventLoop: any EventLoop
     let policy: Policy
-    let progress: NIOLockedValueBox<ProgressSnapshot>
+    let progress: LockedBox<ProgressSnapshot>
     private(set) weak var context: ChannelHandlerContext?
     var owner: (any SocketEngineOwner)?
     /// Every decision about this connection.
@@ -77,7 +78,7 @@ final class SocketEngine: ChannelInboundHandler {
         self.owner = owner
         self.policy = policy
         self.machine = Machine(policy: policy)
-        self.progress = NIOLockedValueBox(ProgressSnapshot())
+        self.progress = LockedBox(ProgressSnapshot())
     }
 
     // MARK: channel events
@@ -214,7 +215,7 @@ final class SocketEngine: ChannelInboundHandler {
             if let error { graceful.promise.fail(error) } else { graceful.promise.succeed(()) }
         }
         _ = machine.reads.takeBuffer()
-        progress.withLockedValue { $0 = ProgressSnapshot() }
+        progress.withLock { $0 = ProgressSnapshot() }
         let owner = self.owner
         self.owner = nil
         owner?.engineDidClose(self, error: reported)

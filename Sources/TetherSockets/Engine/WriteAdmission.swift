@@ -1,5 +1,6 @@
 import NIOConcurrencyHelpers
 import NIOCore
+import TetherConcurrency
 
 /// The async face's write window: how many bytes its writes may have queued, not yet handed to the kernel, before a
 /// write waits (NIOAsyncChannel's writer works the same way, on the channel's writability).
@@ -31,12 +32,12 @@ final class WriteAdmission: Sendable {
         var closedError: AsyncSocketError?
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state = LockedBox(State())
 
     /// Fast path: queues `buffer` and returns true, or false when the write must go through the engine. When it
     /// returns true with `schedulesDrain`, the caller must hand the inbox to the engine on the event loop.
     func admit(_ buffer: ByteBuffer) -> (admitted: Bool, schedulesDrain: Bool) {
-        self.state.withLockedValue { state in
+        self.state.withLock { state in
             guard state.closedError == nil, !state.upgrading, state.slowWrites == 0, state.queued < Self.limit else {
                 return (false, false)
             }
@@ -50,7 +51,7 @@ final class WriteAdmission: Sendable {
 
     /// Event loop: the writes admitted so far, in order.
     func takeInbox() -> [ByteBuffer] {
-        self.state.withLockedValue { state in
+        self.state.withLock { state in
             state.drainScheduled = false
             defer { state.inbox = [] }
             return state.inbox
@@ -59,31 +60,31 @@ final class WriteAdmission: Sendable {
 
     /// A slow-path write is on its way to the engine; later writes queue behind it until it is accepted.
     func beginSlowWrite() {
-        self.state.withLockedValue { $0.slowWrites += 1 }
+        self.state.withLock { $0.slowWrites += 1 }
     }
 
     /// The engine queued a slow-path write's bytes (accepted at once or waiting).
     func enqueued(_ count: Int) {
-        self.state.withLockedValue { $0.queued += count }
+        self.state.withLock { $0.queued += count }
     }
 
     /// A slow-path write was accepted or failed.
     func endSlowWrite() {
-        self.state.withLockedValue { $0.slowWrites -= 1 }
+        self.state.withLock { $0.slowWrites -= 1 }
     }
 
     /// `count` bytes reached the kernel (or were dropped with the connection).
     func written(_ count: Int) {
-        self.state.withLockedValue { $0.queued -= count }
+        self.state.withLock { $0.queued -= count }
     }
 
     func setUpgrading(_ upgrading: Bool) {
-        self.state.withLockedValue { $0.upgrading = upgrading }
+        self.state.withLock { $0.upgrading = upgrading }
     }
 
     /// The connection ended or is closing: every later write takes the slow path and gets `error` there.
     func close(_ error: AsyncSocketError) {
-        self.state.withLockedValue { state in
+        self.state.withLock { state in
             if state.closedError == nil { state.closedError = error }
         }
     }

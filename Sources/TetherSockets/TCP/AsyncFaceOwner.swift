@@ -2,6 +2,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import TetherConcurrency
 
 /// The async face needs no callbacks: results go straight to the awaiting tasks. It records the TLS outcome.
 final class AsyncFaceOwner: SocketEngineOwner {
@@ -10,10 +11,10 @@ final class AsyncFaceOwner: SocketEngineOwner {
         var negotiatedProtocol: String?
     }
 
-    let security = NIOLockedValueBox(Security())
+    let security = LockedBox(Security())
 
     func engineDidSecure(_ engine: SocketEngine, negotiatedProtocol: String?) {
-        security.withLockedValue {
+        security.withLock {
             $0.isSecure = true
             $0.negotiatedProtocol = negotiatedProtocol
         }

@@ -1,6 +1,7 @@
 public import Foundation
 import NIOCore
 import NIOPosix
+import TetherConcurrency
 
 #if canImport(Glibc)
 import CNIOLinux

@@ -2,6 +2,7 @@ public import Foundation
 import Logging
 public import NIOCore
 public import NIOPosix
+import TetherConcurrency
 
 #if canImport(Glibc)
 import CNIOLinux
@@ -113,7 +114,8 @@ extension AsyncSocket {
             s.localAddress = localAddress
             return makeEngine(&s, life: life, loop: loop, reportsConnect: delegate != nil)
         }
-        let transfer = UncheckedSendable(adapter)
+        // Sendable: the adapter is used on its event loop only, where this closure runs.
+        let transfer = UncheckedSendableBox(adapter)
         loop.execute {
             ClientBootstrap(group: loop)
                 .channelOption(.allowRemoteHalfClosure, value: true)
@@ -146,7 +148,8 @@ extension AsyncSocket {
             options.timeout = timeout < 0 ? nil : .nanoseconds(Int64(timeout * 1e9))
             return (makeEngine(&s, life: life, loop: loop, reportsConnect: true), options)
         }
-        let transfer = UncheckedSendable(adapter)
+        // Sendable: the adapter is used on its event loop only, where this closure runs.
+        let transfer = UncheckedSendableBox(adapter)
         loop.execute {
             let adapter = transfer.value
             guard let engine = adapter.engineBox, !engine.isClosed else { return }

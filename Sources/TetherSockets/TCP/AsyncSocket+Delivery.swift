@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import TetherConcurrency
 
 extension CallerBuffer {
     /// Writes `bytes` at the offset (growing the buffer as needed) and returns them.
@@ -31,8 +32,9 @@ extension AsyncSocket {
             switch s.delivery {
             case .delegateQueue:
                 guard let queue = s.delegateQueue else { return (false, nil) }
-                let target = UncheckedSendable(delegate)
-                let work = UncheckedSendable(callback)
+                // Sendable: the delegate and the callback are used on the delegate queue only, after this hand-over.
+                let target = UncheckedSendableBox(delegate)
+                let work = UncheckedSendableBox(callback)
                 queue.async {
                     work.value(self, target.value)
                 }
@@ -65,7 +67,8 @@ extension AsyncSocket {
     /// Under the lock: queues `socketDidDisconnect` after every callback queued so far.
     func enqueueDisconnectCallback(_ s: inout State, error: AsyncSocketError?) {
         guard let delegate = s.delegate else { return }
-        let target = UncheckedSendable(delegate)
+        // Sendable: the delegate is called on its queue (or the loop) only, after this hand-over.
+        let target = UncheckedSendableBox(delegate)
         switch s.delivery {
         case .delegateQueue:
             guard let queue = s.delegateQueue else { return }

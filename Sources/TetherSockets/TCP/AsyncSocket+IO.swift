@@ -1,6 +1,7 @@
 public import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
+import TetherConcurrency
 
 extension AsyncSocket {
     /// The adapter of the current life when it takes operations now (started, not told to disconnect after I/O).
@@ -125,7 +126,7 @@ extension AsyncSocket {
 
     /// A snapshot of the current read; nil when none is current.
     public var readProgress: IOProgress? {
-        state.withLock { $0.lifecycle.isDisconnected ? nil : $0.progress?.withLockedValue { $0.read } }
+        state.withLock { $0.lifecycle.isDisconnected ? nil : $0.progress?.withLock { $0.read } }
     }
 
     // MARK: writing
@@ -152,7 +153,7 @@ extension AsyncSocket {
 
     /// A snapshot of the current write; nil when none is current.
     public var writeProgress: IOProgress? {
-        state.withLock { $0.lifecycle.isDisconnected ? nil : $0.progress?.withLockedValue { $0.write } }
+        state.withLock { $0.lifecycle.isDisconnected ? nil : $0.progress?.withLock { $0.write } }
     }
 
     private static func report(

@@ -1,3 +1,5 @@
+import TetherConcurrency
+
 extension AsyncSocket {
     /// Secures the connection with TLS once every read and write queued before this call completed; reads and
     /// writes queued after it run encrypted. `socketDidSecure` follows the handshake.

@@ -4,6 +4,7 @@ public import Logging
 import NIOConcurrencyHelpers
 public import NIOCore
 public import NIOPosix
+import TetherConcurrency
 
 /// A TCP socket with CocoaAsyncSocket's `GCDAsyncSocket` interface: queued reads and writes with tags, timeouts a
 /// delegate can extend, progress, and callbacks on a delegate queue.
@@ -28,7 +29,9 @@ public import NIOPosix
 /// Differences from the original (Δ): a started socket is retained by the engine until it closes (call
 /// ``disconnect()``); a closing error carries the undelivered bytes and the dropped tags; `callbackDelivery` can
 /// skip the thread hop. The socket is `Sendable`: every member may be called from any thread.
-public final class AsyncSocket: Sendable {
+// Sendable: every stored member is immutable or behind `state`'s lock; the delegate (not Sendable) is only called
+// on its delegate queue (or on the event loop in `.eventLoop` delivery), never through the lock.
+public final class AsyncSocket: @unchecked Sendable {
     /// Where delegate callbacks run.
     public enum CallbackDelivery: Sendable, Hashable {
         /// The original: every callback is dispatched asynchronously onto `delegateQueue`.
@@ -87,10 +90,10 @@ public final class AsyncSocket: Sendable {
         var tlsRequested = false
         /// The host given to `connect(toHost:)`, for TLS name verification.
         var connectHost: String?
-        var progress: NIOLockedValueBox<ProgressSnapshot>?
+        var progress: LockedBox<ProgressSnapshot>?
     }
 
-    let state: LockedState<State>
+    let state: LockedBox<State>
     let eventLoopGroup: any EventLoopGroup
     let logger: Logger?
 
@@ -111,7 +114,7 @@ public final class AsyncSocket: Sendable {
         var initial = State()
         initial.delegate = delegate
         initial.delegateQueue = delegateQueue
-        self.state = LockedState(initial)
+        self.state = LockedBox(initial)
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
     }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import TetherConcurrency
 
 /// Connects one life of an ``AsyncSocket`` to its engine: receives the engine's events on the event loop and turns
 /// them into delegate callbacks. The engine holds it until the connection closes, and it holds the socket: that is
@@ -35,14 +36,15 @@ final class EngineAdapter: SocketEngineOwner {
         }
         // Operations from other threads join an inbox; one loop task runs every operation queued by then, in
         // order. A delegate queue that issues several writes in a row wakes the loop once, not once per write.
-        let schedules = inbox.withLockedValue { inbox -> Bool in
+        let schedules = inbox.withLock { inbox -> Bool in
             inbox.operations.append(body)
             if inbox.isScheduled { return false }
             inbox.isScheduled = true
             return true
         }
         guard schedules else { return }
-        let adapter = UncheckedSendable(self)
+        // Sendable: the adapter is used on its event loop only, where the inbox runs.
+        let adapter = UncheckedSendableBox(self)
         eventLoop.execute { adapter.value.runInbox() }
     }
 
@@ -52,10 +54,10 @@ final class EngineAdapter: SocketEngineOwner {
         var isScheduled = false
     }
 
-    private let inbox = NIOLockedValueBox(Inbox())
+    private let inbox = LockedBox(Inbox())
 
     private func runInbox() {
-        let operations = inbox.withLockedValue { inbox -> [(SocketEngine) -> Void] in
+        let operations = inbox.withLock { inbox -> [(SocketEngine) -> Void] in
             inbox.isScheduled = false
             defer { inbox.operations = [] }
             return inbox.operations
@@ -131,7 +133,8 @@ final class EngineAdapter: SocketEngineOwner {
             metadata: ["tag": "\(tag)", "elapsed": "\(seconds)"]
         )
         let loop = eventLoop
-        let reply = UncheckedSendable(respond)
+        // Sendable: `respond` touches the engine; it is called on the event loop only (hopping there if needed).
+        let reply = UncheckedSendableBox(respond)
         let asked = socket.deliver(life: life) { sock, delegate in
             let answer: TimeInterval
             switch kind {

@@ -2,6 +2,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import TetherConcurrency
 
 /// The id of an operation, set on the event loop and read by its cancellation handler (also on the event loop;
 /// the lock makes the hand-over between the two closures safe). A cancellation that arrives before the operation
@@ -12,15 +13,15 @@ final class OperationID: Sendable {
         var cancelled = false
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state = LockedBox(State())
 
-    func set(_ id: UInt64) { state.withLockedValue { $0.id = id } }
+    func set(_ id: UInt64) { state.withLock { $0.id = id } }
 
-    var isCancelled: Bool { state.withLockedValue { $0.cancelled } }
+    var isCancelled: Bool { state.withLock { $0.cancelled } }
 
     /// Marks the operation cancelled; returns its id when it already reached the engine.
     func cancel() -> UInt64? {
-        state.withLockedValue {
+        state.withLock {
             $0.cancelled = true
             return $0.id
         }

@@ -2,6 +2,7 @@ public import Logging
 import NIOConcurrencyHelpers
 public import NIOCore
 public import NIOPosix
+import TetherConcurrency
 
 /// A TCP connection for Swift concurrency: `try await connection.read(toLength: 7)`.
 ///
@@ -23,7 +24,7 @@ public final class TCPConnection: Sendable {
     let logger: Logger?
     /// The addresses as they were when the connection was made: they stay readable after close.
     let addresses: (remote: SocketAddress, local: SocketAddress)
-    let security: NIOLockedValueBox<AsyncFaceOwner.Security>
+    let security: LockedBox<AsyncFaceOwner.Security>
     /// The name given to connect, for TLS name verification.
     let connectHost: String?
     /// The write window shared with the engine.
@@ -32,7 +33,7 @@ public final class TCPConnection: Sendable {
     init(
         channel: any Channel,
         engine: SocketEngine,
-        security: NIOLockedValueBox<AsyncFaceOwner.Security>,
+        security: LockedBox<AsyncFaceOwner.Security>,
         connectHost: String?,
         addresses: (remote: SocketAddress, local: SocketAddress),
         logger: Logger?
@@ -154,7 +155,7 @@ public final class TCPConnection: Sendable {
         var connectHost: String?
         if case .host(let host, _) = target { connectHost = host }
         let host = connectHost
-        let connectorBox = NIOLockedValueBoxOfConnector()
+        let connectorBox = ConnectorSlot()
         // The engine joins the pipeline in the same event-loop tick that connects the channel, so that no byte can
         // arrive before it does.
         let connection: TCPConnection = try await withTaskCancellationHandler {
@@ -191,10 +192,10 @@ public final class TCPConnection: Sendable {
     public var localAddress: SocketAddress { addresses.local }
 
     /// Whether the connection is encrypted: its TLS handshake completed.
-    public var isSecure: Bool { security.withLockedValue { $0.isSecure } }
+    public var isSecure: Bool { security.withLock { $0.isSecure } }
 
     /// The protocol ALPN chose during the TLS handshake; nil without TLS or when none was agreed.
-    public var negotiatedApplicationProtocol: String? { security.withLockedValue { $0.negotiatedProtocol } }
+    public var negotiatedApplicationProtocol: String? { security.withLock { $0.negotiatedProtocol } }
 
     /// Secures the connection once every read and write started before this call completed; later reads and writes
     /// wait for the handshake and run encrypted. One upgrade per connection. Bytes already received are fed to TLS.

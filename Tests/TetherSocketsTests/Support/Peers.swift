@@ -2,6 +2,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import TetherConcurrency
 import TetherSockets
 import TetherTestSupport
 
@@ -13,7 +14,7 @@ import Glibc
 /// A plain blocking POSIX peer, independent of the engine under test.
 final class RawPeer: @unchecked Sendable {
     let fd: Int32
-    private let closed = NIOLockedValueBox(false)
+    private let closed = LockedBox(false)
 
     init(fd: Int32) {
         self.fd = fd
@@ -22,7 +23,7 @@ final class RawPeer: @unchecked Sendable {
     /// Closes the descriptor once: tests run in parallel, and a second close could hit a descriptor number that
     /// another test's socket reuses.
     private func closeOnce(_ body: () -> Void) {
-        let first = closed.withLockedValue { wasClosed -> Bool in
+        let first = closed.withLock { wasClosed -> Bool in
             defer { wasClosed = true }
             return !wasClosed
         }
@@ -132,10 +133,10 @@ final class RawListener: @unchecked Sendable {
         return RawPeer(fd: client)
     }
 
-    private let closed = NIOLockedValueBox(false)
+    private let closed = LockedBox(false)
 
     func close() {
-        let first = closed.withLockedValue { wasClosed -> Bool in
+        let first = closed.withLock { wasClosed -> Bool in
             defer { wasClosed = true }
             return !wasClosed
         }
