@@ -6,7 +6,8 @@ import TetherSockets
 
 // Usage: swift run -c release TetherBenchmarks [--quick] [--rounds N]
 //        [--only bulk|pingpong|framing|tls|tls-bulk|tls-handshakes|udp|http|memory
-//               |store|store-sqlite|store-scaling|store-memory]
+//               |store|store-sqlite|store-scaling|store-memory
+//               |side-by-side|side-by-side-more|side-by-side-all [--rows 1,5] [--stx-frames N]]
 // Every variant talks to the same raw-NIO peer in a child process; variants run interleaved, round by round, and
 // the best round of each is reported with its ratio to the raw engine.
 
@@ -27,6 +28,13 @@ if let mode = option("--peer").flatMap(PeerMode.init(rawValue:)) {
 }
 
 let quick = arguments.contains("--quick")
+if let only = option("--only"), only.hasPrefix("side-by-side") {
+    // Both ends in this process, 5 rounds unless told; see SideBySideSuite.
+    let sizes = SideBySideSuite.Sizes(quick: quick, stxFrames: option("--stx-frames").flatMap { Int($0) })
+    let rounds = Int(option("--rounds") ?? "") ?? 5
+    try await SideBySideSuite.run(only: only, rows: option("--rows"), rounds: rounds, sizes: sizes)
+    exit(0)
+}
 let rounds = Int(option("--rounds") ?? "") ?? (quick ? 1 : 3)
 let only = option("--only")
 let bulkBytes = quick ? 128 << 20 : 1 << 30
