@@ -65,7 +65,7 @@ func mib(_ bytes: Int) -> String { String(format: "%.1f MiB", Double(bytes) / 1_
 /// CPU seconds (user + system, every thread) this process used so far, from `getrusage(RUSAGE_SELF)`.
 func rusageCPUSeconds() -> Double {
     var usage = rusage()
-    getrusage(RUSAGE_SELF, &usage)
+    getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
     let user = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
     let system = Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
     return user + system
