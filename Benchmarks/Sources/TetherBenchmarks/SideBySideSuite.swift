@@ -6,7 +6,7 @@ import TetherSockets
 /// `--only side-by-side`: issue 16's speed table, with both ends in this process (no child peer). Each row runs the
 /// raw engine and Tether for the same work against the same kind of in-process NIO server, interleaved round by
 /// round. `--only side-by-side-more` runs the ping-pong, TLS and UDP rows of the other suites the same way;
-/// `--rows 1,5` chooses rows by number.
+/// `--rows 1,5` chooses rows by number; `--shared-loops` runs the server on the clients' event loops.
 enum SideBySideSuite {
     struct Sizes {
         var bulkBytes: Int
@@ -38,18 +38,23 @@ enum SideBySideSuite {
         print(
             "side by side: bulk \(sizes.bulkBytes >> 20) MiB, \(sizes.lengthFrames) length frames of "
                 + "\(lengthPayload) B, \(sizes.stxFrames) STX frames, \(sizes.roundTrips) round trips, "
-                + "\(sizes.datagrams) datagrams; the server on its own event loop, clients on the singleton group"
+                + "\(sizes.datagrams) datagrams; clients on the singleton group, the server "
+                + (CommandLine.arguments.contains("--shared-loops") ? "on it too" : "on its own event loop")
         )
         let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "?"
         print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, load average \(load)", terminator: "")
-        let serverGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        // `--shared-loops` puts the server on the clients' singleton group: a client may then share its loop with
+        // the server's side of the connection, or not, as `next()` picks.
+        let sharedLoops = CommandLine.arguments.contains("--shared-loops")
+        let ownGroup = sharedLoops ? nil : MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let serverGroup: any EventLoopGroup = ownGroup ?? MultiThreadedEventLoopGroup.singleton
         var results: [SideBySideResult] = []
         for number in numbers {
             let (row, server) = try await make(number, sizes: sizes, group: serverGroup)
             results.append(try await SideBySide.run(row, rounds: rounds))
             try await server.stop()
         }
-        try await serverGroup.shutdownGracefully()
+        try await ownGroup?.shutdownGracefully()
         print("\nSide by side: medians over \(rounds) rounds; ratios are paired medians of raw / Tether")
         print(SideBySideResult.header)
         for result in results { print(result.tableLine) }
