@@ -32,9 +32,11 @@ enum SideBySide {
                     raw.cpu / tether.cpu
                 )
             )
+            fflush(nil)
         }
         print(SideBySideResult.header)
         print(result.tableLine)
+        fflush(nil)  // when stdout is a file, a crash in a later row must not take this row's lines with it
         return result
     }
 

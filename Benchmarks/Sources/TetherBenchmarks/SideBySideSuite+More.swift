@@ -8,7 +8,8 @@ extension SideBySideSuite {
     static func makeMore(
         _ number: Int,
         sizes: Sizes,
-        group: any EventLoopGroup
+        group: any EventLoopGroup,
+        identity: TLSIdentity?
     ) async throws -> (SideBySideRow, InProcessServer) {
         switch number {
         case 6, 7:
@@ -46,7 +47,7 @@ extension SideBySideSuite {
                 )
             return (row, server)
         case 8, 9:
-            let identity = try TLSIdentity.generate()
+            guard let identity else { throw BenchmarkError(description: "no TLS identity") }
             let settings = try identity.clientSettings()
             let context = identity.clientContext
             let bulk = sizes.bulkBytes

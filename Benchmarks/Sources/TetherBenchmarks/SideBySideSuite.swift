@@ -15,13 +15,17 @@ enum SideBySideSuite {
         var roundTrips: Int
         var datagrams: Int
 
-        init(quick: Bool, stxFrames: Int?) {
-            bulkBytes = quick ? 64 << 20 : 256 << 20
-            lengthFrames = quick ? 100_000 : 1_000_000
-            // The seed's pattern runs at about 10k frames/s: 100,000 frames take about 10 s a round.
-            self.stxFrames = stxFrames ?? (quick ? 20_000 : 100_000)
-            roundTrips = quick ? 5_000 : 20_000
-            datagrams = quick ? 20_000 : 100_000
+        /// The defaults, or `--quick`'s, unless an option sets one.
+        init(quick: Bool, option: (String) -> String?) {
+            func value(_ name: String, _ full: Int, _ quickValue: Int) -> Int {
+                option(name).flatMap { Int($0) } ?? (quick ? quickValue : full)
+            }
+            bulkBytes = value("--bulk-mib", 256, 64) << 20
+            lengthFrames = value("--length-frames", 1_000_000, 100_000)
+            // The issue measured the seed's pattern at about 10k frames/s: 100,000 frames, about 10 s a round.
+            stxFrames = value("--stx-frames", 100_000, 20_000)
+            roundTrips = value("--round-trips", 20_000, 5_000)
+            datagrams = value("--datagrams", 100_000, 20_000)
         }
     }
 
@@ -29,7 +33,11 @@ enum SideBySideSuite {
     static let moreRows = Array(6...11)
     static let lengthPayload = 64
 
-    static func run(only: String, rows chosenText: String?, rounds: Int, sizes: Sizes) async throws {
+    /// Runs the rows `only` and `--rows` choose, `--rounds` rounds each (5 unless told).
+    static func run(only: String, quick: Bool, option: (String) -> String?) async throws {
+        let sizes = Sizes(quick: quick, option: option)
+        let rounds = option("--rounds").flatMap { Int($0) } ?? 5
+        let chosenText = option("--rows")
         var numbers =
             only == "side-by-side-more" ? moreRows : only == "side-by-side-all" ? issueRows + moreRows : issueRows
         if let chosenText {
@@ -48,9 +56,11 @@ enum SideBySideSuite {
         let sharedLoops = CommandLine.arguments.contains("--shared-loops")
         let ownGroup = sharedLoops ? nil : MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let serverGroup: any EventLoopGroup = ownGroup ?? MultiThreadedEventLoopGroup.singleton
+        // One identity for both TLS rows: a second one at the same path would meet the first's cached context.
+        let identity = numbers.contains(8) || numbers.contains(9) ? try TLSIdentity.generate() : nil
         var results: [SideBySideResult] = []
         for number in numbers {
-            let (row, server) = try await make(number, sizes: sizes, group: serverGroup)
+            let (row, server) = try await make(number, sizes: sizes, group: serverGroup, identity: identity)
             results.append(try await SideBySide.run(row, rounds: rounds))
             try await server.stop()
         }
@@ -64,7 +74,8 @@ enum SideBySideSuite {
     static func make(
         _ number: Int,
         sizes: Sizes,
-        group: any EventLoopGroup
+        group: any EventLoopGroup,
+        identity: TLSIdentity?
     ) async throws -> (SideBySideRow, InProcessServer) {
         let bulk = sizes.bulkBytes
         switch number {
@@ -146,7 +157,7 @@ enum SideBySideSuite {
             )
             return (row, server)
         default:
-            return try await makeMore(number, sizes: sizes, group: group)
+            return try await makeMore(number, sizes: sizes, group: group, identity: identity)
         }
     }
 }
