@@ -61,3 +61,12 @@ func format(_ value: Double, _ unit: String) -> String {
 }
 
 func mib(_ bytes: Int) -> String { String(format: "%.1f MiB", Double(bytes) / 1_048_576) }
+
+/// CPU seconds (user + system, every thread) this process used so far, from `getrusage(RUSAGE_SELF)`.
+func rusageCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
+    let user = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+    let system = Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+    return user + system
+}

@@ -6,7 +6,9 @@ import TetherSockets
 
 // Usage: swift run -c release TetherBenchmarks [--quick] [--rounds N]
 //        [--only bulk|pingpong|framing|tls|tls-bulk|tls-handshakes|udp|http|memory
-//               |store|store-sqlite|store-scaling|store-memory]
+//               |store|store-sqlite|store-scaling|store-memory
+//               |side-by-side|side-by-side-more|side-by-side-all [--rows 1,5] [--shared-loops]
+//                [--bulk-mib N] [--length-frames N] [--stx-frames N] [--round-trips N] [--datagrams N]]
 // Every variant talks to the same raw-NIO peer in a child process; variants run interleaved, round by round, and
 // the best round of each is reported with its ratio to the raw engine.
 
@@ -27,6 +29,11 @@ if let mode = option("--peer").flatMap(PeerMode.init(rawValue:)) {
 }
 
 let quick = arguments.contains("--quick")
+if let only = option("--only"), only.hasPrefix("side-by-side") {
+    // Both ends in this process, 5 rounds unless told; see SideBySideSuite.
+    try await SideBySideSuite.run(only: only, quick: quick, option: option)
+    exit(0)
+}
 let rounds = Int(option("--rounds") ?? "") ?? (quick ? 1 : 3)
 let only = option("--only")
 let bulkBytes = quick ? 128 << 20 : 1 << 30
