@@ -15,6 +15,22 @@ package final class LockedBox<Value> {
         self.value = value
     }
 
+    /// The value, read or changed in place under the lock for the duration of one access: `box.locked.count += 1`
+    /// takes the lock once. For a value that one owner reaches often and another thread now and then.
+    @inlinable
+    package var locked: Value {
+        _read {
+            lock.lock()
+            defer { lock.unlock() }
+            yield value
+        }
+        _modify {
+            lock.lock()
+            defer { lock.unlock() }
+            yield &value
+        }
+    }
+
     /// Runs `body` with the value, under the lock. Do not call back into code that takes the same lock.
     @inlinable
     package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {

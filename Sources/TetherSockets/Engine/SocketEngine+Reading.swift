@@ -20,6 +20,7 @@ extension SocketEngine {
                 // The progress snapshot moves on before the delegate can ask for it from its callback.
                 publishReadProgress()
                 deliver(bytes, to: waiter)
+                machine.reads.delivered()
                 guard machine.isActive else { return }
                 if machine.isDrainedForClose {
                     close(error: nil)
@@ -91,6 +92,7 @@ extension SocketEngine {
             || machine.reads.buffer.readableBytes < Self.pauseThreshold
         guard wantsBytes != isAutoReading else { return }
         isAutoReading = wantsBytes
+        machine.isReadingPaused = !wantsBytes
         try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: wantsBytes)
     }
 

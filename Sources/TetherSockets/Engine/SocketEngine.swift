@@ -40,8 +40,14 @@ final class SocketEngine: ChannelInboundHandler {
     let progress: LockedBox<ProgressSnapshot>
     private(set) weak var context: ChannelHandlerContext?
     var owner: (any SocketEngineOwner)?
-    /// Every decision about this connection.
-    var machine: Machine
+    /// Every decision about this connection, behind a lock: the loop reaches it for every event, and a delegate
+    /// queue reaches it to complete a read from bytes already buffered (``TCPStateMachine/readFromBuffer(_:)``).
+    let sharedMachine: LockedBox<Machine>
+    /// The machine, locked for the duration of each access.
+    var machine: Machine {
+        _read { yield sharedMachine.locked }
+        _modify { yield &sharedMachine.locked }
+    }
     /// The read timer running, and the one the machine asked for when it was armed.
     var readTimer: (spec: TCPReadQueue<ReadContinuation>.Timer, scheduled: Scheduled<Void>)?
     /// The write timer running, and the one the machine asked for when it was armed.
@@ -77,7 +83,7 @@ final class SocketEngine: ChannelInboundHandler {
         self.eventLoop = eventLoop
         self.owner = owner
         self.policy = policy
-        self.machine = Machine(policy: policy)
+        self.sharedMachine = LockedBox(Machine(policy: policy))
         self.progress = LockedBox(ProgressSnapshot())
     }
 

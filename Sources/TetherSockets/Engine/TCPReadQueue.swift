@@ -59,6 +59,9 @@ struct TCPReadQueue<Task> {
     /// A delegate was asked whether the head read may have more time: reads wait for its answer.
     private(set) var pausedForTimeoutQuery = false
     private var closureReported = false
+    /// Completed reads handed out and not yet delivered by the handler: a read served off the loop waits for them,
+    /// so that callbacks keep the order of the reads.
+    private(set) var deliveriesInFlight = 0
     /// The head read's timer, when it should be running.
     private(set) var timer: Timer?
     /// Reads queued after this id wait for the TLS handshake.
@@ -98,6 +101,7 @@ struct TCPReadQueue<Task> {
                 timer = nil
                 let bytes = buffer.readSlice(length: count)!
                 requests.removeFirst()
+                deliveriesInFlight += 1
                 return .deliver(bytes, request.waiter)
             case .incomplete(let bytesDone):
                 if policy.reportsProgress, bytesDone > request.reported, request.matcher.kind.reportsPartialProgress,
@@ -157,6 +161,22 @@ struct TCPReadQueue<Task> {
     mutating func enqueue(id: UInt64, kind: ReadKind, timeout: TimeAmount?, waiter: ReadWaiter<Task>) -> Bool {
         requests.append(Request(id: id, matcher: ReadMatcher(kind: kind), timeout: timeout, waiter: waiter))
         return requests.count == 1
+    }
+
+    /// A read that no queued read precedes, completed from the buffer at once when the bytes are there (nil: it must
+    /// be queued). Not at the end of the stream, nor while a delegate decides a timeout, nor with frames decoded
+    /// ahead: those cases take the queue.
+    mutating func takeIfReady(_ kind: ReadKind) -> ByteBuffer? {
+        guard requests.isEmpty, deliveriesInFlight == 0, !inputClosed, !pausedForTimeoutQuery, framesAhead == nil
+        else { return nil }
+        var matcher = ReadMatcher(kind: kind)
+        guard case .complete(let count) = matcher.match(buffer) else { return nil }
+        return buffer.readSlice(length: count)
+    }
+
+    /// The handler handed a completed read to its waiter (after a `.deliver`).
+    mutating func delivered() {
+        deliveriesInFlight -= 1
     }
 
     /// Bytes arrived from the channel.

@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 
 /// The state of one TCP connection as a value: its phase, its TLS upgrade, its read and write queues, and every
@@ -37,6 +38,9 @@ struct TCPStateMachine<ReadTask, WriteTask> {
     private(set) var closesAfter: TCPCloseAfter = []
     var reads: TCPReadQueue<ReadTask>
     var writes = TCPWriteQueue<WriteTask>()
+    /// The handler stopped reading from the kernel (back-pressure): a read served from the buffer off the loop
+    /// must wake the loop when it makes room.
+    var isReadingPaused = false
     /// The id of the last operation queued (reads, writes and TLS markers share one sequence).
     private(set) var lastID: UInt64 = 0
 
@@ -147,6 +151,20 @@ struct TCPStateMachine<ReadTask, WriteTask> {
         if reads.inputClosed { return .close(.closedByPeer) }
         reads.endOfInput()
         return .serveBufferedReadsThenClose
+    }
+
+    // MARK: reads served off the loop
+
+    /// A delegate-face read issued on the delegate queue, served from the bytes already buffered without a visit to
+    /// the event loop: only when nothing could order before it (no read queued, no TLS upgrade or close pending, the
+    /// stream not at its end). Returns the read's bytes, copied (the caller owns them), and whether the loop must be
+    /// woken to read from the kernel again; nil when the read must take the queue.
+    mutating func readFromBuffer(_ kind: ReadKind) -> (bytes: Data, wakesLoop: Bool)? {
+        guard case .open = phase, closesAfter.isEmpty, !tls.isPending,
+            let bytes = reads.takeIfReady(kind)
+        else { return nil }
+        let wakesLoop = isReadingPaused && reads.buffer.readableBytes < SocketEngine.pauseThreshold
+        return (Data(bytes.readableBytesView), wakesLoop)
     }
 
     // MARK: TLS

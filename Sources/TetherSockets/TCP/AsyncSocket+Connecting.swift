@@ -193,6 +193,7 @@ extension AsyncSocket {
         adapter.attach(engine)
         s.adapter = adapter
         s.progress = engine.progress
+        s.machine = engine.sharedMachine
         return adapter
     }
 

@@ -100,6 +100,7 @@ extension AsyncSocket {
         s.negotiatedProtocol = nil
         s.tlsRequested = false
         s.connectHost = nil
+        s.machine = nil
         return listeners
     }
 }

@@ -1,4 +1,5 @@
 public import Foundation
+import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import TetherConcurrency
@@ -14,7 +15,23 @@ extension AsyncSocket {
     }
 
     private func queueRead(_ kind: ReadKind, timeout: TimeInterval, tag: Int, destination: CallerBuffer?) {
-        guard let adapter = operationAdapter() else { return }
+        let current = state.withLock { s in
+            s.lifecycle.acceptsOperations ? (s.adapter, s.machine, s.lifecycle.life, s.delivery) : nil
+        }
+        guard let (maybeAdapter, machine, life, delivery) = current, let adapter = maybeAdapter else { return }
+        // A read issued off the loop that the buffered bytes satisfy completes here, without a round trip through
+        // the loop; its callback is still dispatched onto the delegate queue, after every one produced before it.
+        if delivery == .delegateQueue, let machine, !adapter.eventLoop.inEventLoop, !adapter.hasPendingOperations,
+            let served = machine.withLock({ $0.readFromBuffer(kind) })
+        {
+            logger?.trace("read", metadata: ["tag": "\(tag)", "bytes": "\(served.bytes.count)"])
+            let data = served.bytes
+            deliver(life: life) { sock, delegate in
+                delegate.socket(sock, didRead: destination?.store(data) ?? data, withTag: tag)
+            }
+            if served.wakesLoop { adapter.withEngine { $0.requestMoreDataIfNeeded() } }
+            return
+        }
         let time = Self.timeAmount(timeout)
         adapter.withEngine { engine in
             _ = engine.enqueueRead(kind, timeout: time, waiter: .delegate(tag: tag, destination: destination))

@@ -91,6 +91,8 @@ public final class AsyncSocket: @unchecked Sendable {
         /// The host given to `connect(toHost:)`, for TLS name verification.
         var connectHost: String?
         var progress: LockedBox<ProgressSnapshot>?
+        /// The current life's machine, for reads served from the buffer on the delegate queue.
+        var machine: LockedBox<SocketEngine.Machine>?
     }
 
     let state: LockedBox<State>

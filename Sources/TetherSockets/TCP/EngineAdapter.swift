@@ -48,6 +48,11 @@ final class EngineAdapter: SocketEngineOwner {
         eventLoop.execute { adapter.value.runInbox() }
     }
 
+    /// Whether operations handed over from other threads wait for the loop (a read must not overtake them).
+    var hasPendingOperations: Bool {
+        inbox.withLock { !$0.operations.isEmpty }
+    }
+
     /// Operations handed over from other threads, not yet run on the loop.
     private struct Inbox {
         var operations: [(SocketEngine) -> Void] = []
