@@ -2,6 +2,7 @@ import Dispatch
 public import Foundation
 import NIOCore
 import NIOPosix
+import TetherConcurrency
 
 #if canImport(Glibc)
 import CNIOLinux
@@ -91,8 +92,7 @@ extension AsyncUdpSocket {
     public func connect(toHost host: String, onPort port: UInt16) throws {
         guard !host.isEmpty else { throw AsyncUdpSocketError.badParam("Invalid host parameter (empty)") }
         let runtime = try startConnect()
-        let future = HostResolver.resolve(host: host, port: Int(port), on: runtime.loop)
-        runtime.enqueue(.connect(future))
+        runtime.enqueue(.connect(.host(host, port: Int(port))))
     }
 
     /// Connects to `sockaddr` bytes.
@@ -102,7 +102,7 @@ extension AsyncUdpSocket {
             throw AsyncUdpSocketError.badParam("A valid IPv4 or IPv6 address was not given")
         }
         let runtime = try startConnect()
-        runtime.enqueue(.connect(runtime.loop.makeSucceededFuture([address])))
+        runtime.enqueue(.connect(.address(address)))
     }
 
     private func startConnect() throws -> UDPLife {

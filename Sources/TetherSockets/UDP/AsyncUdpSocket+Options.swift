@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import NIOCore
 import NIOPosix
+import TetherConcurrency
 
 #if canImport(Glibc)
 import CNIOLinux
