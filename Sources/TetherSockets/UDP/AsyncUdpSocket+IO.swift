@@ -127,12 +127,7 @@ extension AsyncUdpSocket {
 
     private func startReceiving(_ mode: ReceiveMode) throws {
         let runtime: UDPLife = try state.withLock { s in
-            guard s.sockets != nil else {
-                throw AsyncUdpSocketError.badConfig(
-                    "Must bind socket before you can receive data. You can do this explicitly via bind, or "
-                        + "implicitly via connect or by sending data."
-                )
-            }
+            try check(.receive, s)
             return try ensureStarted(&s)
         }
         runtime.setReceiveMode(mode)
