@@ -20,6 +20,7 @@ import Darwin
 struct UDPStateMachine {
     typealias Family = NIOBSDSocket.ProtocolFamily
 
+    /// Where the life stands; the packet in flight (if any) and whether to close after sends are part of it.
     enum State {
         /// Sockets made and bound; not handed to NIO yet.
         case unbound(closesAfterSending: Bool)
@@ -62,6 +63,7 @@ struct UDPStateMachine {
         var maxReceiveIPv6 = Int(UInt16.max)
     }
 
+    /// What happened: a face's call, or an answer of the I/O an action started.
     enum Event {
         /// The life starts: hand `families` bound descriptors to NIO.
         case bindAsked(families: Int)
@@ -73,7 +75,9 @@ struct UDPStateMachine {
         case channelClosed(Family, error: (any Error)?)
         /// The face closes one family (after connect or a multicast join picked the other).
         case familyCloseAsked(Family)
+        /// A datagram to queue.
         case sendAsked(UDPOutgoing)
+        /// A connect to queue behind the sends asked for before it.
         case connectAsked(UDPDestination)
         /// The lookup of packet `id`'s name answered.
         case resolved(id: UInt64, Result<[SocketAddress], any Error>)
@@ -90,6 +94,7 @@ struct UDPStateMachine {
         case closeAsked
     }
 
+    /// What ``UDPLife`` must do, in the order returned.
     enum Action {
         /// Register every bound descriptor with NIO.
         case registerChannels
