@@ -29,7 +29,8 @@ extension UDPStateMachine {
             actions.append(.deliver(.received(data, from: address, context: context)))
             receiving.delivered()
         }
-        return actions + deliverReceived()
+        actions.append(contentsOf: deliverReceived())
+        return actions
     }
 
     /// Delivers what receiving allows now, up to the first datagram a filter must judge (one at a time, so their
@@ -52,7 +53,8 @@ extension UDPStateMachine {
                 receiving.delivered()
             }
         }
-        return actions + updateReads(force: false)
+        actions.append(contentsOf: updateReads(force: false))
+        return actions
     }
 
     /// `.setReads` when whether to read changed (or, `force`, when the channels just became ready).
