@@ -2,6 +2,7 @@ import Dispatch
 public import Foundation
 import NIOCore
 import NIOPosix
+import TetherConcurrency
 
 #if canImport(Glibc)
 import CNIOLinux
@@ -51,20 +52,7 @@ extension AsyncUdpSocket {
 
     private func bind(ipv4: SocketAddress?, ipv6: SocketAddress?) throws {
         try state.withLock { s in
-            try checkDelegate(s)
-            guard s.configuration.isIPv4Enabled || s.configuration.isIPv6Enabled else {
-                throw AsyncUdpSocketError.badConfig(
-                    "Both IPv4 and IPv6 have been disabled. Must enable at least one protocol first."
-                )
-            }
-            if let sockets = s.sockets {
-                if sockets.isBound { throw AsyncUdpSocketError.badConfig("Cannot bind a socket more than once.") }
-                if sockets.isConnecting || sockets.connectedAddress != nil {
-                    throw AsyncUdpSocketError.badConfig(
-                        "Cannot bind after connecting. If needed, bind first, then connect."
-                    )
-                }
-            }
+            try check(.bind, s)
             let useIPv4 = s.configuration.isIPv4Enabled ? ipv4 : nil
             let useIPv6 = s.configuration.isIPv6Enabled ? ipv6 : nil
             guard useIPv4 != nil || useIPv6 != nil else {
@@ -91,8 +79,7 @@ extension AsyncUdpSocket {
     public func connect(toHost host: String, onPort port: UInt16) throws {
         guard !host.isEmpty else { throw AsyncUdpSocketError.badParam("Invalid host parameter (empty)") }
         let runtime = try startConnect()
-        let future = HostResolver.resolve(host: host, port: Int(port), on: runtime.loop)
-        runtime.enqueue(.connect(future))
+        runtime.enqueue(.connect(.host(host, port: Int(port))))
     }
 
     /// Connects to `sockaddr` bytes.
@@ -102,15 +89,12 @@ extension AsyncUdpSocket {
             throw AsyncUdpSocketError.badParam("A valid IPv4 or IPv6 address was not given")
         }
         let runtime = try startConnect()
-        runtime.enqueue(.connect(runtime.loop.makeSucceededFuture([address])))
+        runtime.enqueue(.connect(.address(address)))
     }
 
     private func startConnect() throws -> UDPLife {
         try state.withLock { s in
-            try checkDelegate(s)
-            if let sockets = s.sockets, sockets.isConnecting || sockets.connectedAddress != nil {
-                throw AsyncUdpSocketError.badConfig("Cannot connect a socket more than once.")
-            }
+            try check(.connect, s)
             let runtime = try ensureStarted(&s)
             s.sockets?.isConnecting = true
             return runtime
@@ -146,26 +130,29 @@ extension AsyncUdpSocket {
 
     // MARK: internals (under the state lock)
 
-    func checkDelegate(_ s: State) throws {
-        guard s.delegate != nil else {
-            throw AsyncUdpSocketError.badConfig("Attempting to use socket without a delegate. Set a delegate first.")
+    /// Throws the original's error when `call` is misuse in this state (decided by ``UDPStateMachine/misuse(of:in:)``).
+    func check(_ call: UDPStateMachine.Call, _ s: State) throws {
+        let phase: UDPStateMachine.Phase
+        switch s.sockets {
+        case nil: phase = .none
+        case let sockets? where sockets.connectedAddress != nil: phase = .connected
+        case let sockets? where sockets.isConnecting: phase = .connecting
+        case let sockets? where sockets.isBound: phase = .bound
+        case .some: phase = .created
         }
-        guard s.delegateQueue != nil || s.configuration.callbackDelivery == .eventLoop else {
-            throw AsyncUdpSocketError.badConfig(
-                "Attempting to use socket without a delegate queue. Set a delegate queue first."
-            )
-        }
+        let view = UDPStateMachine.FaceView(
+            phase: phase,
+            hasDelegate: s.delegate != nil,
+            hasDeliveryTarget: s.delegateQueue != nil || s.configuration.callbackDelivery == .eventLoop,
+            hasEnabledFamily: s.configuration.isIPv4Enabled || s.configuration.isIPv6Enabled
+        )
+        if let error = UDPStateMachine.misuse(of: call, in: view) { throw error }
     }
 
     func createSocketsIfNeeded(_ s: inout State) throws {
         guard s.sockets == nil else { return }
-        try checkDelegate(s)
+        try check(.createSockets, s)
         let configuration = s.configuration
-        guard configuration.isIPv4Enabled || configuration.isIPv6Enabled else {
-            throw AsyncUdpSocketError.badConfig(
-                "Both IPv4 and IPv6 have been disabled. Must enable at least one protocol first."
-            )
-        }
         var fd4: Int32?
         var fd6: Int32?
         do {

@@ -1,6 +1,7 @@
 public import Dispatch
 public import Foundation
 import NIOCore
+import TetherConcurrency
 
 extension AsyncUdpSocket {
     // MARK: sending
@@ -12,7 +13,7 @@ extension AsyncUdpSocket {
     ///   - timeout: seconds a send may wait for buffer space; negative = no timeout.
     ///   - tag: your number for the callbacks.
     public func send(_ data: Data, withTimeout timeout: TimeInterval, tag: Int) {
-        enqueueSend(data, destination: .connected, timeout: timeout, tag: tag)
+        enqueueSend(data, destination: nil, timeout: timeout, tag: tag)
     }
 
     /// Sends to `host` (resolved for this datagram) on an unconnected socket.
@@ -51,7 +52,7 @@ extension AsyncUdpSocket {
         }
     }
 
-    private func enqueueSend(_ data: Data, destination: UDPLife.Destination, timeout: TimeInterval, tag: Int) {
+    private func enqueueSend(_ data: Data, destination: UDPDestination?, timeout: TimeInterval, tag: Int) {
         guard !data.isEmpty else { return }
         let runtime: UDPLife
         do {
@@ -76,7 +77,7 @@ extension AsyncUdpSocket {
             }
             return
         }
-        runtime.enqueue(.send(UDPLife.Outgoing(data: data, destination: destination, timeout: timeout, tag: tag)))
+        runtime.enqueue(.send(UDPOutgoing(data: data, destination: destination, timeout: timeout, tag: tag)))
     }
 
     private func reportUnsent(tag: Int, error: AsyncUdpSocketError) {
@@ -126,12 +127,7 @@ extension AsyncUdpSocket {
 
     private func startReceiving(_ mode: ReceiveMode) throws {
         let runtime: UDPLife = try state.withLock { s in
-            guard s.sockets != nil else {
-                throw AsyncUdpSocketError.badConfig(
-                    "Must bind socket before you can receive data. You can do this explicitly via bind, or "
-                        + "implicitly via connect or by sending data."
-                )
-            }
+            try check(.receive, s)
             return try ensureStarted(&s)
         }
         runtime.setReceiveMode(mode)
@@ -151,8 +147,9 @@ extension AsyncUdpSocket {
         let (delivered, runNow): (Bool, (UDPLoopCallbacks, any AsyncUdpSocketDelegate)?) = state.withLock { s in
             let current = s.sockets?.life == life || (evenWhenClosed && s.sockets == nil)
             guard current, let delegate = s.delegate else { return (false, nil) }
-            let target = UncheckedSendable(delegate)
-            let work = UncheckedSendable(callback)
+            // Sendable: the delegate and the callback are used on the delegate queue (or the life's loop) only.
+            let target = UncheckedSendableBox(delegate)
+            let work = UncheckedSendableBox(callback)
             switch s.sockets?.delivery ?? s.configuration.callbackDelivery {
             case .delegateQueue:
                 guard let queue = s.delegateQueue else { return (false, nil) }
@@ -175,8 +172,9 @@ extension AsyncUdpSocket {
     /// executed on the loop: the lock is held).
     func enqueueDidClose(_ s: inout State, error: (any Error)?) {
         guard let delegate = s.delegate else { return }
-        let target = UncheckedSendable(delegate)
-        let failure = UncheckedSendable(error)
+        // Sendable: the delegate and the error are used on the delegate queue (or the life's loop) only.
+        let target = UncheckedSendableBox(delegate)
+        let failure = UncheckedSendableBox(error)
         switch s.sockets?.delivery ?? s.configuration.callbackDelivery {
         case .delegateQueue:
             guard let queue = s.delegateQueue else { return }

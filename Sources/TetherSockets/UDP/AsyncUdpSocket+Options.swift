@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import NIOCore
 import NIOPosix
+import TetherConcurrency
 
 #if canImport(Glibc)
 import CNIOLinux
@@ -89,14 +90,10 @@ extension AsyncUdpSocket {
     }
 
     private func changeMembership(_ group: String, interface: String?, join: Bool) throws {
-        let verb = join ? "join" : "leave"
         try state.withLock { s in
-            guard let sockets = s.sockets, sockets.isBound else {
-                throw AsyncUdpSocketError.badConfig("Must bind a socket before \(verb)ing a multicast group.")
-            }
-            guard !sockets.isConnecting, sockets.connectedAddress == nil else {
-                throw AsyncUdpSocketError.badConfig("Cannot \(verb) a multicast group if connected.")
-            }
+            try check(.changeMembership(join: join), s)
+            // Bound (checked): the sockets exist.
+            guard let sockets = s.sockets else { return }
             guard let groupAddress = try? SocketAddress(ipAddress: group, port: 0) else {
                 throw AsyncUdpSocketError.badParam("Unknown group. Specify valid group IP address.")
             }

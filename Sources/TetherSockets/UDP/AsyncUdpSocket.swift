@@ -3,6 +3,7 @@ public import Foundation
 public import Logging
 public import NIOCore
 public import NIOPosix
+import TetherConcurrency
 
 #if canImport(Glibc)
 import Glibc
@@ -96,7 +97,7 @@ public final class AsyncUdpSocket: Sendable {
         var sockets: Sockets?
     }
 
-    let state: LockedState<State>
+    let state: LockedBox<State>
     let eventLoopGroup: any EventLoopGroup
     let logger: Logger?
 
@@ -115,7 +116,7 @@ public final class AsyncUdpSocket: Sendable {
         var initial = State()
         initial.delegate = delegate
         initial.delegateQueue = delegateQueue
-        self.state = LockedState(initial)
+        self.state = LockedBox(initial)
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
     }
@@ -270,3 +271,7 @@ public final class AsyncUdpSocket: Sendable {
     /// Whether the bytes are a `sockaddr_in6`.
     public class func isIPv6Address(_ address: Data) -> Bool { family(fromAddress: address) == AF_INET6 }
 }
+
+// Sendable: the one non-Sendable member, the weakly held delegate, is read under the socket's lock and called only on
+// the delegate queue (or the life's event loop), never through the state.
+extension AsyncUdpSocket.State: @unchecked Sendable {}

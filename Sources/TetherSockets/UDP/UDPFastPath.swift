@@ -1,6 +1,6 @@
 import Foundation
-import NIOConcurrencyHelpers
 import NIOCore
+import TetherConcurrency
 
 /// The delegate face's direct send: while a life's queue is idle (no send or connect waiting or running on the loop),
 /// a send on an unconnected socket to an address known without a lookup goes to the kernel from the sending thread,
@@ -23,21 +23,21 @@ final class UDPFastPath: Sendable {
         case failed(AsyncUdpSocketError)
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state = LockedBox(State())
 
     /// Counts a packet that goes to the loop; from any thread, before it is handed over.
     func packetQueued() {
-        state.withLockedValue { $0.outstanding += 1 }
+        state.withLock { $0.outstanding += 1 }
     }
 
     /// On the loop: a queued packet finished (its callback is queued).
     func packetFinished() {
-        state.withLockedValue { $0.outstanding -= 1 }
+        state.withLock { $0.outstanding -= 1 }
     }
 
     /// On the loop: the state the fast path depends on.
     func publish(isOpen: Bool, gates: [NIOBSDSocket.ProtocolFamily: UDPSendGate], connected: SocketAddress?) {
-        state.withLockedValue {
+        state.withLock {
             $0.isOpen = isOpen
             $0.gates = gates
             $0.connected = connected
@@ -45,12 +45,12 @@ final class UDPFastPath: Sendable {
     }
 
     /// Sends `data` now when it may go directly; nil when it must take the loop's path.
-    func send(_ data: Data, to destination: UDPLife.Destination) -> Result? {
-        state.withLockedValue { state -> Result? in
+    func send(_ data: Data, to destination: UDPDestination?) -> Result? {
+        state.withLock { state -> Result? in
             guard state.isOpen, state.outstanding == 0 else { return nil }
             let address: SocketAddress
             switch destination {
-            case .connected:
+            case nil:
                 // Never from another thread on a connected socket: the kernel leaves a peer's ICMP refusal on the
                 // socket (SO_ERROR) and wakes the loop with EPOLLERR; a send here would consume that error before
                 // the loop reads it, and NIO takes a socket without an error for a reset one (and traps in
@@ -77,29 +77,5 @@ final class UDPFastPath: Sendable {
             case .queue, .closed: return nil
             }
         }
-    }
-}
-
-/// Event-loop delivery of one life's callbacks: they run on the loop one after another, in the order they were
-/// produced, and never inside one another. A callback produced while another runs (a send's result, when the
-/// delegate sends from `didReceive`) runs right after it, before the loop handles its next event: so a send's
-/// `didSend` still comes before the reply to that datagram, as on the delegate queue.
-final class UDPLoopCallbacks: @unchecked Sendable {
-    let loop: any EventLoop
-    private var pending = CircularBuffer<() -> Void>()
-    private var isRunning = false
-
-    init(loop: any EventLoop) {
-        self.loop = loop
-    }
-
-    /// On the loop: runs `callback` now, or after the callbacks already running or waiting.
-    func run(_ callback: @escaping () -> Void) {
-        loop.preconditionInEventLoop()
-        pending.append(callback)
-        guard !isRunning else { return }
-        isRunning = true
-        while let next = pending.popFirst() { next() }
-        isRunning = false
     }
 }

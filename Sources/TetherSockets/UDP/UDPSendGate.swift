@@ -1,5 +1,5 @@
-import NIOConcurrencyHelpers
 import NIOCore
+import TetherConcurrency
 
 #if canImport(Glibc)
 import Glibc
@@ -37,12 +37,12 @@ final class UDPSendGate: Sendable {
         var pendingError: Int32?
     }
 
-    private let state: NIOLockedValueBox<State>
+    private let state: LockedBox<State>
 
     init(descriptor: Int32) {
         // Close-on-exec, as the channel's own descriptor: a process started later must not keep the port bound.
         let duplicate = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
-        state = NIOLockedValueBox(State(descriptor: duplicate, isClosed: duplicate < 0))
+        state = LockedBox(State(descriptor: duplicate, isClosed: duplicate < 0))
     }
 
     deinit {
@@ -51,7 +51,7 @@ final class UDPSendGate: Sendable {
 
     /// Sends `envelope` now if it may go directly; otherwise counts it as waiting in NIO (`.queue`).
     func send(_ envelope: AddressedEnvelope<ByteBuffer>) -> Outcome {
-        state.withLockedValue { state in
+        state.withLock { state in
             if state.isClosed { return .closed }
             if let pending = state.pendingError {
                 state.pendingError = nil
@@ -66,7 +66,7 @@ final class UDPSendGate: Sendable {
     /// Sends `envelope` now if the kernel takes or refuses it at once; `.queue` (nothing counted, nothing sent) when
     /// datagrams wait in NIO, an error waits for the next send, or the socket buffer is full.
     func sendIfIdle(_ envelope: AddressedEnvelope<ByteBuffer>) -> Outcome {
-        state.withLockedValue { state in
+        state.withLock { state in
             if state.isClosed { return .closed }
             guard state.pendingError == nil, state.waitingInNIO == 0 else { return .queue }
             return Self.sendNow(envelope, on: state.descriptor) ?? .queue
@@ -88,17 +88,17 @@ final class UDPSendGate: Sendable {
 
     /// A datagram handed to NIO after `.queue` was written or failed.
     func queuedDatagramDone() {
-        state.withLockedValue { $0.waitingInNIO -= 1 }
+        state.withLock { $0.waitingInNIO -= 1 }
     }
 
     /// Records an error for the next send.
     func setPendingError(_ code: Int32) {
-        state.withLockedValue { $0.pendingError = code }
+        state.withLock { $0.pendingError = code }
     }
 
     /// Closes the duplicate descriptor; later sends answer `.closed`.
     func close() {
-        state.withLockedValue { state in
+        state.withLock { state in
             guard !state.isClosed else { return }
             state.isClosed = true
             _ = UDPSystem.close(state.descriptor)

@@ -1,7 +1,7 @@
 public import Logging
-import NIOConcurrencyHelpers
 public import NIOCore
 public import NIOPosix
+import TetherConcurrency
 
 #if canImport(Glibc)
 import Glibc
@@ -34,8 +34,8 @@ public final class UDPSocket: Sendable {
     let gate: UDPSendGate
     let logger: Logger?
     private let producer: Producer
-    private let iteratorTaken = NIOLockedValueBox(false)
-    private let closed = NIOLockedValueBox(false)
+    private let iteratorTaken = LockedBox(false)
+    private let closed = LockedBox(false)
 
     /// The socket's local address.
     public let localAddress: SocketAddress
@@ -57,7 +57,7 @@ public final class UDPSocket: Sendable {
 
     deinit {
         // A socket dropped without close() still gives its descriptor back.
-        if !closed.withLockedValue({ $0 }) { channel.close(promise: nil) }
+        if !closed.withLock({ $0 }) { channel.close(promise: nil) }
     }
 
     /// Binds a datagram socket to `host` (an IP literal, `localhost` or a name, resolved once; the first address
@@ -88,7 +88,8 @@ public final class UDPSocket: Sendable {
             finishOnDeinit: true,
             delegate: relay
         )
-        let source = UncheckedSendable(made.source)
+        // Sendable: the source is used on the channel's event loop only (by the owner made there).
+        let source = UncheckedSendableBox(made.source)
         let descriptor: Int32
         do {
             descriptor = try AsyncUdpSocket.makeSocket(
@@ -148,7 +149,7 @@ public final class UDPSocket: Sendable {
     ///   The socket stays open.
     public func send(_ data: ByteBuffer, to address: SocketAddress) async throws {
         try Task.checkCancellation()
-        guard !closed.withLockedValue({ $0 }) else { throw AsyncSocketError.closedLocally }
+        guard !closed.withLock({ $0 }) else { throw AsyncSocketError.closedLocally }
         if address.protocol == .inet, data.readableBytes > 65_507 {
             throw AsyncSocketError.posix(EMSGSIZE, function: "sendmsg")
         }
@@ -168,7 +169,7 @@ public final class UDPSocket: Sendable {
         do {
             try await promise.futureResult.get()
         } catch {
-            if closed.withLockedValue({ $0 }) || (error as? ChannelError) == .ioOnClosedChannel {
+            if closed.withLock({ $0 }) || (error as? ChannelError) == .ioOnClosedChannel {
                 throw AsyncSocketError.closedLocally
             }
             throw Self.sendError(error)
@@ -190,7 +191,7 @@ public final class UDPSocket: Sendable {
 
     /// Turns `SO_BROADCAST` on or off.
     public func setBroadcastEnabled(_ enabled: Bool) async throws {
-        guard !closed.withLockedValue({ $0 }) else { throw AsyncSocketError.closedLocally }
+        guard !closed.withLock({ $0 }) else { throw AsyncSocketError.closedLocally }
         do {
             try await channel.setOption(.socketOption(.so_broadcast), value: enabled ? 1 : 0).get()
         } catch {
@@ -211,7 +212,7 @@ public final class UDPSocket: Sendable {
     }
 
     private func changeMembership(_ group: String, interface: String?, join: Bool) async throws {
-        guard !closed.withLockedValue({ $0 }) else { throw AsyncSocketError.closedLocally }
+        guard !closed.withLock({ $0 }) else { throw AsyncSocketError.closedLocally }
         guard let groupAddress = try? SocketAddress(ipAddress: group, port: 0) else {
             throw AsyncSocketError.badParam("Multicast group must be a numeric IP address: \(group)")
         }
@@ -229,8 +230,9 @@ public final class UDPSocket: Sendable {
         // setsockopt on the engine's loop, where the descriptor cannot be closed under us. NIO's own joinGroup
         // refuses interfaces without the MULTICAST flag, such as loopback.
         let engine = self.engine
-        let group = UncheckedSendable(groupAddress)
-        let address = UncheckedSendable(interfaceIPv4)
+        // Sendable: the addresses are only read, on the engine's loop.
+        let group = UncheckedSendableBox(groupAddress)
+        let address = UncheckedSendableBox(interfaceIPv4)
         let index = interfaceIndex
         do {
             try await channel.eventLoop.submit {
@@ -254,7 +256,7 @@ public final class UDPSocket: Sendable {
 
     /// Closes the socket; ``datagrams`` ends once its buffered datagrams are consumed. Idempotent.
     public func close() async throws {
-        let wasClosed = closed.withLockedValue { value in
+        let wasClosed = closed.withLock { value in
             defer { value = true }
             return value
         }
@@ -275,7 +277,7 @@ public final class UDPSocket: Sendable {
     }
 
     fileprivate func takeIterator() -> Bool {
-        iteratorTaken.withLockedValue { taken in
+        iteratorTaken.withLock { taken in
             defer { taken = true }
             return !taken
         }
@@ -309,55 +311,5 @@ public final class UDPSocket: Sendable {
                 return try await base?.next()
             }
         }
-    }
-}
-
-/// Feeds the async sequence from the engine: yields each datagram and turns the sequence's demand into reads.
-final class AsyncFaceUDPOwner: UDPEngineOwner {
-    let source: UDPSocket.Producer.Source
-    weak var engine: UDPEngine?
-
-    init(source: UDPSocket.Producer.Source) {
-        self.source = source
-    }
-
-    func engine(_ engine: UDPEngine, didReceive datagram: AddressedEnvelope<ByteBuffer>) {
-        let result = source.yield(Datagram(remoteAddress: datagram.remoteAddress, data: datagram.data))
-        switch result {
-        case .produceMore: break
-        case .stopProducing: engine.wantsReads = false
-        case .dropped: engine.wantsReads = false
-        }
-    }
-
-    func engineDidClose(_ engine: UDPEngine, error: (any Error)?) {
-        if let error {
-            source.finish(AsyncSocketError.wrapping(error, function: "recvmsg"))
-        } else {
-            source.finish()
-        }
-    }
-}
-
-/// The sequence's back-pressure delegate: asks the engine for more on its loop.
-final class DemandRelay: NIOAsyncSequenceProducerDelegate, Sendable {
-    private let target = NIOLockedValueBox<(UncheckedSendable<UDPEngine>, any EventLoop)?>(nil)
-    private let ownerBox = NIOLockedValueBox<UncheckedSendable<AsyncFaceUDPOwner>?>(nil)
-
-    func attach(engine: UDPEngine, owner: AsyncFaceUDPOwner, loop: any EventLoop) {
-        target.withLockedValue { $0 = (UncheckedSendable(engine), loop) }
-        ownerBox.withLockedValue { $0 = UncheckedSendable(owner) }
-    }
-
-    func produceMore() {
-        guard let target = target.withLockedValue({ $0 }) else { return }
-        let engine = target.0
-        target.1.execute { engine.value.wantsReads = true }
-    }
-
-    func didTerminate() {
-        guard let target = target.withLockedValue({ $0 }) else { return }
-        let engine = target.0
-        target.1.execute { engine.value.wantsReads = false }
     }
 }
