@@ -67,3 +67,22 @@ struct SocketLoggingTests {
         #expect(logged.contains { $0.0 == .debug && $0.1 == "connected" })
     }
 }
+
+@Suite(.timeLimit(.minutes(1)))
+struct UdpSocketLoggingTests {
+    /// A delegate-face UDP socket given a logger logs its binding and its close at debug.
+    @Test func theUdpDelegateFaceLogsBindingAndClose() async throws {
+        let records = LockedBox<[(Logger.Level, String)]>([])
+        let logger = Logger(label: "test") { _ in CapturingLogHandler(records: records) }
+        let recorder = UdpRecorder(label: "logging")
+        let socket = AsyncUdpSocket(delegate: recorder, delegateQueue: recorder.queue, logger: logger)
+        try socket.bind(toPort: 0, interface: "127.0.0.1")
+        socket.send(Data("x".utf8), toHost: "127.0.0.1", port: socket.localPort(), withTimeout: -1, tag: 1)
+        try await recorder.wait { $0.contains(.sent(tag: 1)) }
+        socket.close()
+        try await recorder.wait { $0.contains(.closed(code: nil)) }
+        let logged = records.withLock { $0 }
+        #expect(logged.contains { $0.0 == .debug && $0.1 == "bound" })
+        #expect(logged.contains { $0.0 == .debug && $0.1 == "closed" })
+    }
+}

@@ -89,10 +89,19 @@ enum FramingBenchmarks {
 
     // (c) NIOAsyncChannel iterating (a)'s decoder.
     static func asyncChannel(port: Int, count: Int) async throws {
+        try await asyncChannel(port: port, count: count, decoder: HandWrittenSTXDecoder.init)
+    }
+
+    /// `NIOAsyncChannel` over `decoder`, iterated from a task until `count` frames came (fewer is an error).
+    static func asyncChannel<Decoder: ByteToMessageDecoder>(
+        port: Int,
+        count: Int,
+        decoder: @escaping @Sendable () -> Decoder
+    ) async throws where Decoder.InboundOut == ByteBuffer {
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connect(host: "127.0.0.1", port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(HandWrittenSTXDecoder()))
+                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(decoder()))
                     return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
                 }
             }
@@ -102,6 +111,7 @@ enum FramingBenchmarks {
                 seen += 1
                 if seen == count { break }
             }
+            if seen != count { throw BenchmarkError(description: "decoded \(seen) of \(count) frames") }
         }
     }
 

@@ -60,21 +60,7 @@ enum LengthFramingBenchmarks {
 
     /// `NIOAsyncChannel` over the hand-written decoder, iterated from a task.
     static func asyncChannel(port: Int, count: Int) async throws {
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .connect(host: "127.0.0.1", port: port) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(HandWrittenLengthDecoder()))
-                    return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
-                }
-            }
-        try await channel.executeThenClose { inbound, _ in
-            var seen = 0
-            for try await _ in inbound {
-                seen += 1
-                if seen == count { break }
-            }
-            if seen != count { throw BenchmarkError(description: "decoded \(seen) of \(count) frames") }
-        }
+        try await FramingBenchmarks.asyncChannel(port: port, count: count, decoder: HandWrittenLengthDecoder.init)
     }
 
     /// Tether's async face: `frames(LengthFieldFrameCodec(fieldLength: .two))`.

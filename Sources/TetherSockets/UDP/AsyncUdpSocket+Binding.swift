@@ -106,13 +106,7 @@ extension AsyncUdpSocket {
     /// Closes at once: queued sends are dropped without callbacks; `udpSocketDidClose(nil)` follows if sockets
     /// existed. The socket can be used again (new sockets on next use).
     public func close() {
-        let sockets: Sockets? = state.withLock { s in
-            guard let sockets = s.sockets else { return nil }
-            enqueueDidClose(&s, error: nil)
-            s.sockets = nil
-            return sockets
-        }
-        if let sockets { Self.release(sockets) }
+        lifeEnded(nil, error: nil)
     }
 
     /// Closes once every queued send is done (at once when none is queued).

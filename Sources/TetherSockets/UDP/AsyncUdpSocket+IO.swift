@@ -1,5 +1,6 @@
 public import Dispatch
 public import Foundation
+import Logging
 import NIOCore
 import TetherConcurrency
 
@@ -187,15 +188,19 @@ extension AsyncUdpSocket {
         }
     }
 
-    /// Ends life `life` (a fatal channel error, or close after sending): one `udpSocketDidClose`.
-    func lifeEnded(_ life: UInt64, error: (any Error)?) {
+    /// Ends life `life` (a fatal channel error, or close after sending), or the current life (nil: `close()`): one
+    /// `udpSocketDidClose`.
+    func lifeEnded(_ life: UInt64?, error: (any Error)?) {
         let sockets: Sockets? = state.withLock { s in
-            guard let sockets = s.sockets, sockets.life == life else { return nil }
+            guard let sockets = s.sockets, life == nil || sockets.life == life else { return nil }
             enqueueDidClose(&s, error: error)
             s.sockets = nil
             return sockets
         }
-        if let sockets { Self.release(sockets) }
+        if let sockets {
+            Self.release(sockets)
+            logger?.debug("closed", metadata: ["error": "\(error.map { "\($0)" } ?? "none")"])
+        }
     }
 
     /// Records the connected peer (on success) and ends the connecting phase.

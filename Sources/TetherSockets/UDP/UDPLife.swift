@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Logging
 import NIOCore
 import NIOPosix
 import TetherConcurrency
@@ -188,6 +189,7 @@ final class UDPLife: UDPEngineOwner {
                 return family == .inet ? sockets.fd4 != nil : sockets.fd6 != nil
             }
             channels[family] = channel
+            socket.logger?.debug("bound", metadata: ["local": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
             feed(.channelActive(family, stillWanted: stillWanted))
         case .failure(let error):
             feed(.channelFailed(family, error))
@@ -210,7 +212,10 @@ final class UDPLife: UDPEngineOwner {
             feed(.connectCompleted(.failure(error)))
             return
         }
-        channel.connect(to: address).hop(to: loop).whenComplete { result in self.feed(.connectCompleted(result)) }
+        channel.connect(to: address).hop(to: loop).whenComplete { result in
+            self.socket.logger?.debug("connected", metadata: ["remote": "\(address)", "result": "\(result)"])
+            self.feed(.connectCompleted(result))
+        }
     }
 
     private func write(id: UInt64, _ data: Data, to address: SocketAddress) {
