@@ -18,6 +18,7 @@ struct DemoCommand: AsyncParsableCommand {
         ("TCP, delegate face: the seed's STX frames, header and body read by tags", DemoSteps.delegateFaceFrames),
         ("TCP, async face: echo through TCPListener and TCPConnection", DemoSteps.asyncFaceEcho),
         ("TCP, async face: frames(STXFrameCodec()) as an async sequence", DemoSteps.asyncFaceFrames),
+        ("TCP, async listener: an accept flood against a consumer that waits", DemoSteps.listenerBackPressure),
         ("TLS: a generated self-signed certificate, trusted by hand", DemoSteps.tlsManualTrust),
         ("UDP: a datagram round trip on both faces", DemoSteps.udpRoundTrip),
         ("HTTP: URLConnection GET from an in-process server, then from the cache", { try await runHTTPDemoStep() }),
