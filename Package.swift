@@ -39,19 +39,25 @@ let package = Package(
             dependencies: [.product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
             swiftSettings: swiftSettings
         ),
+        // Internal (package access): the one name resolver (getaddrinfo on NIO's thread pool), for sockets and
+        // reachability.
         .target(
-            name: "TetherCore",
+            name: "TetherResolver",
             dependencies: [
-                "TetherConcurrency",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "TetherCore",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "TetherSockets",
             dependencies: [
-                "TetherCore", "TetherConcurrency",
+                "TetherCore", "TetherConcurrency", "TetherResolver",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -82,7 +88,7 @@ let package = Package(
         .target(
             name: "TetherReachability",
             dependencies: [
-                "TetherConcurrency", "TetherCore",
+                "TetherConcurrency", "TetherResolver",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .target(name: "CTetherNetlink", condition: .when(platforms: [.linux])),
             ],

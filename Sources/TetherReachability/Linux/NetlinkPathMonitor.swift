@@ -3,7 +3,7 @@ import CTetherNetlink
 import Foundation
 import Glibc
 import TetherConcurrency
-import TetherCore
+import TetherResolver
 
 /// The Linux back-end: an rtnetlink socket read on a thread of its own (not an event loop), an initial dump of
 /// links, addresses and routes, bursts coalesced, a re-dump after an overrun, and each evaluation reported when
@@ -224,7 +224,7 @@ final class NetlinkMonitorRun {
         handler(path)
     }
 
-    /// The IPv4 and IPv6 addresses of `host` through TetherCore's `NameResolver`, in the resolver's order, without
+    /// The IPv4 and IPv6 addresses of `host` through TetherResolver's `NameResolver`, in the resolver's order, without
     /// duplicates; empty when it does not resolve. Blocking `getaddrinfo` on the calling thread: only ever the monitor's
     /// own thread or the one inside `startMonitoring`, never an event loop.
     private static func addresses(of host: String) -> [IPAddressBytes] {

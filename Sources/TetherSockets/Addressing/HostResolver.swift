@@ -1,8 +1,8 @@
 import NIOCore
-import TetherCore
+import TetherResolver
 
 /// Name resolution for both faces: numeric literals and `localhost`/`loopback` without DNS, everything else through
-/// TetherCore's `NameResolver` (getaddrinfo on NIO's thread pool, never on an event loop or a Dispatch queue).
+/// TetherResolver's `NameResolver` (getaddrinfo on NIO's thread pool, never on an event loop or a Dispatch queue).
 enum HostResolver {
     /// Addresses for `host` known without a lookup, or nil when a lookup is needed.
     static func literalAddresses(host: String, port: Int) -> [SocketAddress]? {
@@ -32,7 +32,7 @@ enum HostResolver {
         return (try? SocketAddress(ipAddress: literal, port: 0)) != nil
     }
 
-    /// Resolves through TetherCore's `NameResolver` (NIO's thread pool), off the event loop; the future completes
+    /// Resolves through TetherResolver's `NameResolver` (NIO's thread pool), off the event loop; the future completes
     /// on `eventLoop`. Fails with ``AsyncSocketError`` of kind `.dns` around a ``DNSLookupError``.
     static func resolve(host: String, port: Int, on eventLoop: any EventLoop) -> EventLoopFuture<[SocketAddress]> {
         if let addresses = literalAddresses(host: host, port: port) {
