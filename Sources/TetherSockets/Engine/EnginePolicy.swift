@@ -6,17 +6,21 @@ struct EnginePolicy: Equatable {
     var autoDisconnectOnClosedReadStream: Bool
     /// Partial progress is reported and published for the synchronous getters.
     var reportsProgress: Bool
+    /// The face completes reads from the buffered bytes on its own threads: the machine is shared, behind a lock.
+    var servesReadsOffLoop: Bool
 
     /// CocoaAsyncSocket's rules.
     static let delegateFace = EnginePolicy(
         failuresCloseConnection: true,
         autoDisconnectOnClosedReadStream: true,
-        reportsProgress: true
+        reportsProgress: true,
+        servesReadsOffLoop: true
     )
     /// `TCPConnection`'s rules.
     static let asyncFace = EnginePolicy(
         failuresCloseConnection: false,
         autoDisconnectOnClosedReadStream: false,
-        reportsProgress: false
+        reportsProgress: false,
+        servesReadsOffLoop: false
     )
 }

@@ -43,10 +43,25 @@ final class SocketEngine: ChannelInboundHandler {
     /// Every decision about this connection, behind a lock: the loop reaches it for every event, and a delegate
     /// queue reaches it to complete a read from bytes already buffered (``TCPStateMachine/readFromBuffer(_:)``).
     let sharedMachine: LockedBox<Machine>
-    /// The machine, locked for the duration of each access.
+    /// Whether another thread may reach the machine: only the delegate face serves reads off the loop. The async
+    /// face's machine is the loop's alone, and its accesses skip the lock.
+    let sharesMachine: Bool
+    /// The machine, locked for the duration of each access when it is shared.
     var machine: Machine {
-        _read { yield sharedMachine.locked }
-        _modify { yield &sharedMachine.locked }
+        _read {
+            if sharesMachine {
+                yield sharedMachine.locked
+            } else {
+                yield sharedMachine.unlocked
+            }
+        }
+        _modify {
+            if sharesMachine {
+                yield &sharedMachine.locked
+            } else {
+                yield &sharedMachine.unlocked
+            }
+        }
     }
     /// The read timer running, and the one the machine asked for when it was armed.
     var readTimer: (spec: TCPReadQueue<ReadContinuation>.Timer, scheduled: Scheduled<Void>)?
@@ -84,6 +99,7 @@ final class SocketEngine: ChannelInboundHandler {
         self.owner = owner
         self.policy = policy
         self.sharedMachine = LockedBox(Machine(policy: policy))
+        self.sharesMachine = policy.servesReadsOffLoop
         self.progress = LockedBox(ProgressSnapshot())
     }
 
