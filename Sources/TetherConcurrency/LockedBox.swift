@@ -31,14 +31,6 @@ package final class LockedBox<Value> {
         }
     }
 
-    /// The value without the lock, for an owner that has not shared the box with any other thread (yet): the same
-    /// storage, so that one type can take the lock only when sharing is on.
-    @inlinable
-    package var unlocked: Value {
-        _read { yield value }
-        _modify { yield &value }
-    }
-
     /// Runs `body` with the value, under the lock. Do not call back into code that takes the same lock.
     @inlinable
     package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {

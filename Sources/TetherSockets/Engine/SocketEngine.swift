@@ -40,26 +40,25 @@ final class SocketEngine: ChannelInboundHandler {
     let progress: LockedBox<ProgressSnapshot>
     private(set) weak var context: ChannelHandlerContext?
     var owner: (any SocketEngineOwner)?
-    /// Every decision about this connection, behind a lock: the loop reaches it for every event, and a delegate
-    /// queue reaches it to complete a read from bytes already buffered (``TCPStateMachine/readFromBuffer(_:)``).
-    let sharedMachine: LockedBox<Machine>
-    /// Whether another thread may reach the machine: only the delegate face serves reads off the loop. The async
-    /// face's machine is the loop's alone, and its accesses skip the lock.
-    let sharesMachine: Bool
-    /// The machine, locked for the duration of each access when it is shared.
+    /// Every decision about this connection, behind a lock, when a face shares it: the delegate face completes
+    /// reads from bytes already buffered on its delegate queue (``TCPStateMachine/readFromBuffer(_:)``). Nil for the
+    /// async face, whose machine is the loop's alone (`ownMachine`, no lock).
+    let sharedMachine: LockedBox<Machine>?
+    private var ownMachine: Machine?
+    /// The machine: locked for the duration of each access when it is shared.
     var machine: Machine {
         _read {
-            if sharesMachine {
+            if let sharedMachine {
                 yield sharedMachine.locked
             } else {
-                yield sharedMachine.unlocked
+                yield ownMachine.unsafelyUnwrapped
             }
         }
         _modify {
-            if sharesMachine {
+            if let sharedMachine {
                 yield &sharedMachine.locked
             } else {
-                yield &sharedMachine.unlocked
+                yield &ownMachine!
             }
         }
     }
@@ -98,8 +97,12 @@ final class SocketEngine: ChannelInboundHandler {
         self.eventLoop = eventLoop
         self.owner = owner
         self.policy = policy
-        self.sharedMachine = LockedBox(Machine(policy: policy))
-        self.sharesMachine = policy.servesReadsOffLoop
+        if policy.servesReadsOffLoop {
+            self.sharedMachine = LockedBox(Machine(policy: policy))
+        } else {
+            self.sharedMachine = nil
+            self.ownMachine = Machine(policy: policy)
+        }
         self.progress = LockedBox(ProgressSnapshot())
     }
 
