@@ -8,7 +8,7 @@ extension SocketEngine {
     func enqueueRead(_ kind: ReadKind, timeout: TimeAmount?, waiter: ReadWaiter<ReadContinuation>) -> UInt64 {
         eventLoop.assertInEventLoop()
         let id = machine.nextID()
-        if let refusal = machine.readRefusal {
+        if let refusal = peek({ $0.readRefusal }) {
             fail(waiter, with: refusal)
             return id
         }
@@ -23,7 +23,7 @@ extension SocketEngine {
         // Writes admitted without a visit to the loop were queued before this one.
         if case .task(.some) = waiter { drainAdmitted() }
         let id = machine.nextID()
-        if let refusal = machine.writeRefusal {
+        if let refusal = peek({ $0.writeRefusal }) {
             if case .task(let continuation?) = waiter {
                 admission?.endSlowWrite()
                 continuation.resume(throwing: refusal)
@@ -38,10 +38,10 @@ extension SocketEngine {
                 }
             }
         }
-        let canSend = machine.isActive
+        let canSend = peek({ $0.isActive })
         if let now = machine.writes.enqueue(id: id, bytes: bytes, timeout: timeout, waiter: waiter, canSend: canSend) {
             send(now, id: id)
-            if machine.writes.headID == id { startCurrentWrite() }
+            if peek({ $0.writes.headID }) == id { startCurrentWrite() }
         }
         acceptWaitingWrites()
         return id
@@ -56,7 +56,7 @@ extension SocketEngine {
         let wasDraining = isDraining
         isDraining = true
         for buffer in inbox {
-            guard machine.writeRefusal == nil else {
+            guard peek({ $0.writeRefusal }) == nil else {
                 admission.written(buffer.readableBytes)
                 continue
             }
@@ -107,7 +107,7 @@ extension SocketEngine {
     /// it closes anyway and `promise` fails with `.writeTimeout`. A pending TLS upgrade closes at once.
     func closeGracefully(promise: EventLoopPromise<Void>) {
         drainAdmitted()
-        if machine.isClosed {
+        if peek({ $0.isClosed }) {
             promise.succeed(())
             return
         }

@@ -9,10 +9,10 @@ extension SocketEngine {
     /// from inside a completion: the loop below picks them up, so a nested call has nothing to do (and must not
     /// recurse once per buffered frame).
     func processReads() {
-        guard machine.isActive, !isProcessingReads else { return }
+        guard peek({ $0.isActive }), !isProcessingReads else { return }
         isProcessingReads = true
         defer { isProcessingReads = false }
-        while machine.isActive {
+        while peek({ $0.isActive }) {
             let action = machine.reads.next()
             syncReadTimer()
             switch action {
@@ -21,8 +21,8 @@ extension SocketEngine {
                 publishReadProgress()
                 deliver(bytes, to: waiter)
                 machine.reads.delivered()
-                guard machine.isActive else { return }
-                if machine.isDrainedForClose {
+                guard peek({ $0.isActive }) else { return }
+                if peek({ $0.isDrainedForClose }) {
                     close(error: nil)
                     return
                 }
@@ -53,7 +53,7 @@ extension SocketEngine {
                 publishReadProgress()
                 if upgrade != nil {
                     startHandshakeIfReady()
-                    guard machine.isActive else { return }
+                    guard peek({ $0.isActive }) else { return }
                 }
                 if !inReadLoop { requestMoreDataIfNeeded() }
                 return
@@ -86,10 +86,10 @@ extension SocketEngine {
     /// is noticed once queued reads drain the buffer. The channel reads on its own (`autoRead`) while reading is
     /// wanted, which keeps its read interest registered instead of re-arming it for every chunk.
     func requestMoreDataIfNeeded() {
-        guard machine.isActive, !machine.reads.inputClosed, let context else { return }
+        guard peek({ $0.isActive }), !peek({ $0.reads.inputClosed }), let context else { return }
         let wantsBytes =
-            (machine.reads.headID != nil && !machine.reads.pausedForTimeoutQuery)
-            || machine.reads.buffer.readableBytes < Self.pauseThreshold
+            (peek({ $0.reads.headID }) != nil && !peek({ $0.reads.pausedForTimeoutQuery }))
+            || peek({ $0.reads.buffer.readableBytes }) < Self.pauseThreshold
         guard wantsBytes != isAutoReading else { return }
         isAutoReading = wantsBytes
         machine.isReadingPaused = !wantsBytes
@@ -98,14 +98,14 @@ extension SocketEngine {
 
     /// Makes the running read timer the one the queue wants: cancels a stale one, arms a new one.
     func syncReadTimer() {
-        let wanted = machine.reads.timer
+        let wanted = peek({ $0.reads.timer })
         guard readTimer?.spec != wanted else { return }
         readTimer?.scheduled.cancel()
         readTimer = nil
         guard let wanted else { return }
         let scheduled = eventLoop.assumeIsolated().scheduleTask(in: wanted.duration) { [self] in
             readTimer = nil
-            guard machine.isActive else { return }
+            guard peek({ $0.isActive }) else { return }
             let action = machine.reads.timerFired(id: wanted.id, duration: wanted.duration)
             switch action {
             case .fail(let waiter, let error):
@@ -122,10 +122,10 @@ extension SocketEngine {
 
     /// Asks the delegate whether the head read may have more time; reads pause until it answers.
     func askReadTimeout(tag: Int, elapsed: TimeAmount, bytesDone: Int) {
-        guard let id = machine.reads.headID else { return }
+        guard let id = peek({ $0.reads.headID }) else { return }
         owner?.engine(self, shouldTimeout: .read, tag: tag, elapsed: elapsed, bytesDone: bytesDone) {
             [self] extensionTime in
-            guard machine.isActive else { return }
+            guard peek({ $0.isActive }) else { return }
             switch machine.reads.timeoutAnswered(id: id, extension: extensionTime) {
             case .close(let error): close(error: error)
             case .awaitBytes:
@@ -138,7 +138,7 @@ extension SocketEngine {
 
     func publishReadProgress() {
         guard policy.reportsProgress else { return }
-        let snapshot = machine.reads.progress
+        let snapshot = peek({ $0.reads.progress })
         progress.withLock { $0.read = snapshot }
     }
 }

@@ -15,7 +15,7 @@ extension SocketEngine {
             request.promise?.fail(refusal)
             return
         }
-        request.barrier = machine.lastID
+        request.barrier = peek({ $0.lastID })
         upgrade = request
         if let timeout = request.timeout {
             tlsTimer = eventLoop.assumeIsolated().scheduleTask(in: timeout) { [self] in
@@ -53,16 +53,16 @@ extension SocketEngine {
             close(error: .wrapping(error, function: "startTLS"))
             return
         }
-        guard machine.reads.buffer.readableBytes > 0, machine.isActive,
+        guard peek({ $0.reads.buffer.readableBytes }) > 0, peek({ $0.isActive }),
             let tlsContext = try? context.pipeline.syncOperations.context(handler: handler)
         else { return }
         let ciphertext = machine.reads.takeBuffer()
         handler.channelRead(context: tlsContext, data: NIOAny(ciphertext))
-        if machine.isActive { handler.channelReadComplete(context: tlsContext) }
+        if peek({ $0.isActive }) { handler.channelReadComplete(context: tlsContext) }
     }
 
     func handshakeCompleted(negotiatedProtocol: String?) {
-        guard machine.isActive, let request = upgrade else { return }
+        guard peek({ $0.isActive }), let request = upgrade else { return }
         if let failure = request.pinningFailure(leaf: tlsHandler?.peerCertificate) {
             close(error: failure)
             return
@@ -73,7 +73,7 @@ extension SocketEngine {
         tlsTimer = nil
         owner?.engineDidSecure(self, negotiatedProtocol: negotiatedProtocol)
         request.promise?.succeed(())
-        guard machine.isActive else { return }
+        guard peek({ $0.isActive }) else { return }
         sendHeldWrites()
         startCurrentWrite()
         processReads()
@@ -95,7 +95,7 @@ extension SocketEngine {
                 promise.succeed(accepted ? .certificateVerified : .failed)
             }
         }
-        guard let owner, machine.isActive else {
+        guard let owner, peek({ $0.isActive }) else {
             answer(false)
             return
         }

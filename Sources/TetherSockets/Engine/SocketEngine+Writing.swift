@@ -48,7 +48,7 @@ extension SocketEngine {
     }
 
     func sliceWritten(id: UInt64, length: Int, result: Result<Void, any Error>) {
-        guard machine.isActive else { return }
+        guard peek({ $0.isActive }) else { return }
         guard case .success = result else {
             if case .failure(let error) = result { close(error: .wrapping(error, function: "write")) }
             return
@@ -73,8 +73,8 @@ extension SocketEngine {
         case .delegate(let tag): owner?.engine(self, didWriteDataWithTag: tag)
         case .task(let continuation): continuation?.resume()
         }
-        guard machine.isActive else { return }
-        if machine.isDrainedForClose {
+        guard peek({ $0.isActive }) else { return }
+        if peek({ $0.isDrainedForClose }) {
             close(error: nil)
             return
         }
@@ -86,14 +86,14 @@ extension SocketEngine {
     /// Arms the current write's timer: the delegate face's (async-face writes time out while they wait for room).
     func startCurrentWrite() {
         publishWriteProgress()
-        guard machine.isActive else { return }
+        guard peek({ $0.isActive }) else { return }
         machine.writes.armTimerIfNeeded()
         syncWriteTimer()
     }
 
     /// Makes the running write timer the one the queue wants: cancels a stale one, arms a new one.
     func syncWriteTimer() {
-        let wanted = machine.writes.timer
+        let wanted = peek({ $0.writes.timer })
         guard writeTimer?.spec != wanted else { return }
         writeTimer?.scheduled.cancel()
         writeTimer = nil
@@ -106,10 +106,10 @@ extension SocketEngine {
     }
 
     func writeTimerFired(id: UInt64, duration: TimeAmount) {
-        guard machine.isActive, let ask = machine.writes.timerFired(id: id, duration: duration) else { return }
+        guard peek({ $0.isActive }), let ask = machine.writes.timerFired(id: id, duration: duration) else { return }
         owner?.engine(self, shouldTimeout: .write, tag: ask.tag, elapsed: ask.elapsed, bytesDone: ask.bytesDone) {
             [self] extensionTime in
-            guard machine.isActive else { return }
+            guard peek({ $0.isActive }) else { return }
             switch machine.writes.timeoutAnswered(id: id, extension: extensionTime) {
             case nil: return
             case true?: syncWriteTimer()
@@ -126,7 +126,7 @@ extension SocketEngine {
 
     func publishWriteProgress() {
         guard policy.reportsProgress else { return }
-        let snapshot = machine.writes.progress
+        let snapshot = peek({ $0.writes.progress })
         progress.withLock { $0.write = snapshot }
     }
 }
