@@ -1,4 +1,4 @@
-package import NIOConcurrencyHelpers
+public import NIOConcurrencyHelpers
 
 /// The one lock-protected box of the package: a value behind a lock, read and changed only inside `withLock`.
 ///
@@ -6,19 +6,19 @@ package import NIOConcurrencyHelpers
 /// was made in, and the compiler says so. Where a non-Sendable value must cross (a delegate called on its own
 /// queue, a handler touched on its own event loop), wrap it in ``UncheckedSendableBox`` and say why in a
 /// `// Sendable:` comment at that place.
-package final class LockedBox<Value> {
+public final class LockedBox<Value> {
     @usableFromInline let lock = NIOLock()
     @usableFromInline var value: Value
 
     /// A box holding `value`.
-    package init(_ value: Value) {
+    public init(_ value: Value) {
         self.value = value
     }
 
     /// The value, read or changed in place under the lock for the duration of one access: `box.locked.count += 1`
     /// takes the lock once. For a value that one owner reaches often and another thread now and then.
     @inlinable
-    package var locked: Value {
+    public var locked: Value {
         _read {
             lock.lock()
             defer { lock.unlock() }
@@ -33,7 +33,7 @@ package final class LockedBox<Value> {
 
     /// Runs `body` with the value, under the lock. Do not call back into code that takes the same lock.
     @inlinable
-    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)

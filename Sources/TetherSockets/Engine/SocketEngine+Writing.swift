@@ -15,7 +15,7 @@ extension SocketEngine {
     /// Async face: resumes the waiting writes that now have fewer than the window's bytes ahead of them and have
     /// been handed to the channel (a write held behind a TLS marker waits for the handshake).
     func acceptWaitingWrites() {
-        for accepted in machine.writes.acceptWaiting(window: WriteAdmission.resumeBelow) {
+        while let accepted = machine.writes.nextAccepted(window: WriteAdmission.resumeBelow) {
             waitingTimers.removeValue(forKey: accepted.id)?.cancel()
             admission?.endSlowWrite()
             accepted.task.resume()

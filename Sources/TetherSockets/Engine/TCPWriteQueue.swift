@@ -123,13 +123,13 @@ struct TCPWriteQueue<Task> {
         return .completed(request.waiter)
     }
 
-    /// Tasks whose write is handed to the channel and has fewer than `window` bytes ahead of it: they stop waiting.
-    mutating func acceptWaiting(window: Int) -> [Waiting] {
-        var accepted: [Waiting] = []
-        while let first = waiting.first, first.id <= lastHandedID, first.start - writtenTotal < window {
-            accepted.append(waiting.removeFirst())
+    /// The next task whose write is handed to the channel and has fewer than `window` bytes ahead of it: it stops
+    /// waiting. Call until nil (one at a time: no array per write on the hot path).
+    mutating func nextAccepted(window: Int) -> Waiting? {
+        guard let first = waiting.first, first.id <= lastHandedID, first.start - writtenTotal < window else {
+            return nil
         }
-        return accepted
+        return waiting.removeFirst()
     }
 
     /// The task waiting for write `id` stops waiting (timeout, cancellation); the bytes stay queued.
