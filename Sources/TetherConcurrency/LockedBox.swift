@@ -1,6 +1,7 @@
 public import NIOConcurrencyHelpers
 
-/// The one lock-protected box of the package: a value behind a lock, read and changed only inside `withLock`.
+/// The one lock-protected box of the package (public for inlining; the target is not a product): a value behind a
+/// lock, read and changed only inside `withLock`.
 ///
 /// `LockedBox` is `Sendable` only when its value is: a box of non-Sendable state stays in the isolation domain it
 /// was made in, and the compiler says so. Where a non-Sendable value must cross (a delegate called on its own
