@@ -32,6 +32,14 @@ public final class LockedBox<Value> {
         }
     }
 
+    /// The value without the lock, for an owner that has not shared the box with another thread: the same storage,
+    /// so that one type can take the lock only when it shares the box.
+    @inlinable
+    public var unlocked: Value {
+        _read { yield value }
+        _modify { yield &value }
+    }
+
     /// Runs `body` with the value, under the lock. Do not call back into code that takes the same lock.
     @inlinable
     public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {

@@ -40,28 +40,31 @@ final class SocketEngine: ChannelInboundHandler {
     let progress: LockedBox<ProgressSnapshot>
     private(set) weak var context: ChannelHandlerContext?
     var owner: (any SocketEngineOwner)?
-    /// Every decision about this connection, behind a lock, when a face shares it: the delegate face completes
-    /// reads from bytes already buffered on its delegate queue (``TCPStateMachine/readFromBuffer(_:)``). Nil for the
-    /// async face, whose machine is the loop's alone (`ownMachine`, no lock).
-    let sharedMachine: LockedBox<Machine>?
-    private var ownMachine: Machine?
+    /// Every decision about this connection, in one box: behind its lock when a face shares it (the delegate face
+    /// completes reads from bytes already buffered on its delegate queue, ``TCPStateMachine/readFromBuffer(_:)``),
+    /// without it when the machine is the loop's alone (the async face). One allocation either way, and no second
+    /// machine inline in the handler.
+    let sharedMachine: LockedBox<Machine>
+    /// Whether a face reaches the machine from other threads.
+    let sharesMachine: Bool
     /// The machine: locked for the duration of each access when it is shared.
     var machine: Machine {
         _read {
-            if let sharedMachine {
+            if sharesMachine {
                 yield sharedMachine.locked
             } else {
-                yield ownMachine.unsafelyUnwrapped
+                yield sharedMachine.unlocked
             }
         }
         _modify {
-            if let sharedMachine {
+            if sharesMachine {
                 yield &sharedMachine.locked
             } else {
-                yield &ownMachine!
+                yield &sharedMachine.unlocked
             }
         }
     }
+
     /// Reads from the machine through its mutating accessor. A read through `machine`'s `_read` copies the whole
     /// machine (each buffer's reference retained and released: it showed in the ping-pong profile); `_modify` does
     /// not.
@@ -105,12 +108,8 @@ final class SocketEngine: ChannelInboundHandler {
         self.eventLoop = eventLoop
         self.owner = owner
         self.policy = policy
-        if policy.servesReadsOffLoop {
-            self.sharedMachine = LockedBox(Machine(policy: policy))
-        } else {
-            self.sharedMachine = nil
-            self.ownMachine = Machine(policy: policy)
-        }
+        self.sharedMachine = LockedBox(Machine(policy: policy))
+        self.sharesMachine = policy.servesReadsOffLoop
         self.progress = LockedBox(ProgressSnapshot())
     }
 
