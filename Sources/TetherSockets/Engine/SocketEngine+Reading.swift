@@ -31,6 +31,8 @@ extension SocketEngine {
             case .fail(let waiter, let error):
                 fail(waiter, with: error)
             case .partial(let tag, let length):
+                // The snapshot moves on first: a delegate that reads the progress from this callback sees it.
+                publishReadProgress()
                 owner?.engine(self, didReadPartialDataOfLength: length, tag: tag)
             case .readStreamClosed:
                 owner?.engineReadStreamDidClose(self)

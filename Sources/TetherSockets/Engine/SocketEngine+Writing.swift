@@ -59,8 +59,9 @@ extension SocketEngine {
             return
         case .partial(let tag, let length):
             admission?.written(length)
-            if let tag { owner?.engine(self, didWritePartialDataOfLength: length, tag: tag) }
+            // The snapshot moves on first: a delegate that reads the progress from this callback sees it.
             publishWriteProgress()
+            if let tag { owner?.engine(self, didWritePartialDataOfLength: length, tag: tag) }
             acceptWaitingWrites()
             return
         case .completed(let waiter):
