@@ -201,6 +201,35 @@ struct TCPConnectionTLSTests {
         try await listener.close()
     }
 
+    /// A client whose handshake fails never reaches the consumer, and it gives its pending slot back: with room for
+    /// one pending connection, two failed clients in a row still leave room for the good one.
+    @Test func aFailedHandshakeGivesItsPendingSlotBack() async throws {
+        let listener = try await TCPListener.bind(
+            host: "127.0.0.1",
+            port: 0,
+            tls: try certificates.server(),
+            maxPendingConnections: 1
+        )
+        for _ in 0..<2 {
+            let plaintext = try RawPeer.connect(port: UInt16(listener.localPort))
+            plaintext.send("GET / HTTP/1.1\r\n\r\n")
+            _ = try await onThread { plaintext.receiveToEnd() }
+            plaintext.close()
+        }
+        async let first = listener.connections.first { _ in true }
+        let good = try await TCPConnection.connect(
+            host: "127.0.0.1",
+            port: listener.localPort,
+            tls: try certificates.client()
+        )
+        let accepted = try #require(try await first)
+        #expect(accepted.remoteAddress.port == good.localAddress.port)
+        #expect(listener.gate.snapshot.outstanding == 0)
+        try await good.close()
+        try await accepted.close()
+        try await listener.close()
+    }
+
     @Test func badTLSSettingsThrowBadConfig() async throws {
         var manual = try certificates.client()
         manual.manuallyEvaluatesTrust = true

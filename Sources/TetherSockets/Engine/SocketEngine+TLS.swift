@@ -15,7 +15,6 @@ extension SocketEngine {
             request.promise?.fail(refusal)
             return
         }
-        request.barrier = peek({ $0.lastID })
         upgrade = request
         if let timeout = request.timeout {
             tlsTimer = eventLoop.assumeIsolated().scheduleTask(in: timeout) { [self] in

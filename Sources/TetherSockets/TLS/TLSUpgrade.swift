@@ -15,8 +15,6 @@ final class TLSUpgrade {
     let timeoutError: AsyncSocketError
     /// Completed when the connection is secure, failed with the error that closed it.
     let promise: EventLoopPromise<Void>?
-    /// The engine's operation id at the request: operations up to it run before the handshake, the others after.
-    var barrier: UInt64 = 0
 
     init(
         settings: TLSSettings,
