@@ -17,12 +17,12 @@ extension DemoSteps {
     static func delegateFaceFrames() async throws -> String {
         let codec = STXFrameCodec()
         let device = FrameDevice(codec: codec)
-        let listener = AsyncSocket(delegate: device, delegateQueue: device.queue)
+        let listener = GCDAsyncSocket(delegate: device, delegateQueue: device.queue)
         try listener.accept(onInterface: "127.0.0.1", port: 0)
         defer { listener.disconnect() }
 
         let client = FrameClient(codec: codec, expected: 3)
-        let socket = AsyncSocket(delegate: client, delegateQueue: client.queue)
+        let socket = GCDAsyncSocket(delegate: client, delegateQueue: client.queue)
         try socket.connect(toHost: "127.0.0.1", onPort: listener.localPort, withTimeout: 5)
         var wire = ByteBuffer()
         for index in 1...3 {
@@ -93,22 +93,22 @@ extension DemoSteps {
 
 /// The seed's device side, on the delegate face.
 // Sendable: its vars are touched only in delegate callbacks, which all run on `queue`; the rest never changes.
-final class FrameDevice: AsyncSocketDelegate, @unchecked Sendable {
+final class FrameDevice: GCDAsyncSocketDelegate, @unchecked Sendable {
     let queue = DispatchQueue(label: "demo.device")
     let codec: STXFrameCodec
-    private var children: [AsyncSocket] = []
+    private var children: [GCDAsyncSocket] = []
     private var header: [UInt8] = []
 
     init(codec: STXFrameCodec) {
         self.codec = codec
     }
 
-    func socket(_ sock: AsyncSocket, didAcceptNewSocket newSocket: AsyncSocket) {
+    func socket(_ sock: GCDAsyncSocket, didAcceptNewSocket newSocket: GCDAsyncSocket) {
         children.append(newSocket)
         newSocket.readData(toLength: UInt(STXFrameCodec.headerLength), withTimeout: 5, tag: FrameClient.headerTag)
     }
 
-    func socket(_ sock: AsyncSocket, didRead data: Data, withTag tag: Int) {
+    func socket(_ sock: GCDAsyncSocket, didRead data: Data, withTag tag: Int) {
         if tag == FrameClient.headerTag {
             header = Array(data)
             let length = Int(header[5]) | Int(header[6]) << 8
@@ -131,7 +131,7 @@ final class FrameDevice: AsyncSocketDelegate, @unchecked Sendable {
 
 /// The seed's app side: header with tag 10, body with tag 11, frames verified by the codec.
 // Sendable: its vars are touched only on `queue` (delegate callbacks and `replies()`'s block); the rest never changes.
-final class FrameClient: AsyncSocketDelegate, @unchecked Sendable {
+final class FrameClient: GCDAsyncSocketDelegate, @unchecked Sendable {
     static let headerTag = 10
     static let bodyTag = 11
     let queue = DispatchQueue(label: "demo.client")
@@ -166,7 +166,7 @@ final class FrameClient: AsyncSocketDelegate, @unchecked Sendable {
         continuation = nil
     }
 
-    func socket(_ sock: AsyncSocket, didRead data: Data, withTag tag: Int) {
+    func socket(_ sock: GCDAsyncSocket, didRead data: Data, withTag tag: Int) {
         if tag == Self.headerTag {
             header = Array(data)
             let length = Int(header[5]) | Int(header[6]) << 8
@@ -191,7 +191,7 @@ final class FrameClient: AsyncSocketDelegate, @unchecked Sendable {
         }
     }
 
-    func socketDidDisconnect(_ sock: AsyncSocket, withError err: (any Error)?) {
+    func socketDidDisconnect(_ sock: GCDAsyncSocket, withError err: (any Error)?) {
         finish(.failure(err ?? DemoFailure(description: "disconnected before all replies arrived")))
     }
 }

@@ -28,7 +28,7 @@ extension DemoSteps {
         }
 
         let client = TrustingClient(expected: identity.certificate)
-        let socket = AsyncSocket(delegate: client, delegateQueue: client.queue)
+        let socket = GCDAsyncSocket(delegate: client, delegateQueue: client.queue)
         try socket.connect(toHost: "127.0.0.1", onPort: UInt16(listener.localPort), withTimeout: 5)
         var settings = TLSSettings.client()
         settings.manuallyEvaluatesTrust = true
@@ -76,7 +76,7 @@ struct SelfSignedIdentity {
 
 /// A delegate that accepts the server only if it presents the expected certificate.
 // Sendable: its only mutable state is in a `LockedBox` (used under its lock); `queue` and `expected` never change.
-private final class TrustingClient: AsyncSocketDelegate, @unchecked Sendable {
+private final class TrustingClient: GCDAsyncSocketDelegate, @unchecked Sendable {
     private struct State {
         /// The caller of ``reply()``, once it waits.
         var waiter: CheckedContinuation<String, any Error>?
@@ -93,18 +93,18 @@ private final class TrustingClient: AsyncSocketDelegate, @unchecked Sendable {
     }
 
     func socket(
-        _ sock: AsyncSocket,
+        _ sock: GCDAsyncSocket,
         didReceive trust: TLSPeerTrust,
         completionHandler: @escaping @Sendable (Bool) -> Void
     ) {
         completionHandler(trust.peerCertificates.first == expected)
     }
 
-    func socket(_ sock: AsyncSocket, didRead data: Data, withTag tag: Int) {
+    func socket(_ sock: GCDAsyncSocket, didRead data: Data, withTag tag: Int) {
         finish(.success(String(decoding: data, as: UTF8.self)))
     }
 
-    func socketDidDisconnect(_ sock: AsyncSocket, withError err: (any Error)?) {
+    func socketDidDisconnect(_ sock: GCDAsyncSocket, withError err: (any Error)?) {
         finish(.failure(err ?? DemoFailure(description: "closed before the reply")))
     }
 

@@ -14,7 +14,7 @@ extension DemoSteps {
         }
         defer { server.cancel() }
         let client = UDPDemoClient()
-        let socket = AsyncUdpSocket(delegate: client, delegateQueue: client.queue)
+        let socket = GCDAsyncUdpSocket(delegate: client, delegateQueue: client.queue)
         try socket.bind(toPort: 0, interface: "127.0.0.1")
         try socket.beginReceiving()
         socket.send(Data("ping".utf8), toHost: "127.0.0.1", port: UInt16(echo.localPort), withTimeout: 5, tag: 1)
@@ -26,7 +26,7 @@ extension DemoSteps {
 }
 
 /// Waits for the first datagram a delegate-face socket receives (bounded by 5 s).
-private final class UDPDemoClient: AsyncUdpSocketDelegate {
+private final class UDPDemoClient: GCDAsyncUdpSocketDelegate {
     let queue = DispatchQueue(label: "demo.udp")
     private var continuation: CheckedContinuation<Data, any Error>?
     private var received: Data?
@@ -47,7 +47,8 @@ private final class UDPDemoClient: AsyncUdpSocketDelegate {
         }
     }
 
-    func udpSocket(_ sock: AsyncUdpSocket, didReceive data: Data, fromAddress address: Data, withFilterContext: Any?) {
+    func udpSocket(_ sock: GCDAsyncUdpSocket, didReceive data: Data, fromAddress address: Data, withFilterContext: Any?)
+    {
         received = data
         continuation?.resume(returning: data)
         continuation = nil

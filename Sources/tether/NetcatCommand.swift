@@ -59,7 +59,7 @@ struct NetcatCommand: AsyncParsableCommand {
             } else {
                 connection = try await TCPConnection.connect(host: host, port: port, tls: try security.clientSettings())
             }
-        } catch let error as AsyncSocketError {
+        } catch let error as GCDAsyncSocketError {
             Terminal.error("error: \(error.message)")
             throw ExitCode.failure
         } catch let exit as ExitCode {
@@ -92,7 +92,7 @@ struct NetcatCommand: AsyncParsableCommand {
                     Terminal.output(Data(chunk.readableBytesView))
                 }
             }
-        } catch let error as AsyncSocketError {
+        } catch let error as GCDAsyncSocketError {
             sender.cancel()
             Terminal.error("error: \(error.message)")
             throw ExitCode.failure

@@ -11,7 +11,7 @@ func runUDPServe(host: String, port: Int, discard: Bool) async throws {
     let socket: UDPSocket
     do {
         socket = try await UDPSocket.bind(host: host, port: port)
-    } catch let error as AsyncSocketError {
+    } catch let error as GCDAsyncSocketError {
         Terminal.error("error: \(error.message)")
         throw ExitCode.failure
     }
@@ -23,7 +23,7 @@ func runUDPServe(host: String, port: Int, discard: Bool) async throws {
         guard !discard else { continue }
         do {
             try await socket.send(datagram.data, to: datagram.remoteAddress)
-        } catch let error as AsyncSocketError {
+        } catch let error as GCDAsyncSocketError {
             // One failed reply (the sender went away) does not stop the server.
             Terminal.error("reply to \(datagram.remoteAddress) failed: \(error.message)")
         }
@@ -46,7 +46,7 @@ func runUDPNetcat(host: String, port: Int, listen: Bool) async throws {
             socket = try await UDPSocket.bind(host: wildcard, port: 0)
             peer.withLock { $0 = target }
         }
-    } catch let error as AsyncSocketError {
+    } catch let error as GCDAsyncSocketError {
         Terminal.error("error: \(error.message)")
         throw ExitCode.failure
     }
@@ -62,7 +62,7 @@ func runUDPNetcat(host: String, port: Int, listen: Bool) async throws {
             }
             do {
                 try await socket.send(ByteBuffer(bytes: chunk), to: target)
-            } catch let error as AsyncSocketError {
+            } catch let error as GCDAsyncSocketError {
                 Terminal.error("send failed: \(error.message)")
             }
         }
@@ -75,7 +75,7 @@ func runUDPNetcat(host: String, port: Int, listen: Bool) async throws {
             if listen { peer.withLock { $0 = datagram.remoteAddress } }
             Terminal.output(Data(datagram.data.readableBytesView))
         }
-    } catch let error as AsyncSocketError {
+    } catch let error as GCDAsyncSocketError {
         sender.cancel()
         Terminal.error("error: \(error.message)")
         throw ExitCode.failure

@@ -9,7 +9,7 @@ import Testing
 final class EngineProbe: SocketEngineOwner {
     var events: [String] = []
     var reads: [(String, Int)] = []
-    var closeError: AsyncSocketError??
+    var closeError: GCDAsyncSocketError??
     var timeoutAnswer: TimeAmount = .zero
 
     func engineDidActivate(_ engine: SocketEngine) { events.append("active") }
@@ -39,7 +39,7 @@ final class EngineProbe: SocketEngineOwner {
     func engine(_ engine: SocketEngine, didReceive trust: TLSPeerTrust, answer: @escaping @Sendable (Bool) -> Void) {
         answer(false)
     }
-    func engineDidClose(_ engine: SocketEngine, error: AsyncSocketError?) { closeError = .some(error) }
+    func engineDidClose(_ engine: SocketEngine, error: GCDAsyncSocketError?) { closeError = .some(error) }
 }
 
 struct SocketEngineTests {
@@ -110,7 +110,7 @@ struct SocketEngineTests {
         } catch {
             caught = error
         }
-        #expect((caught as? AsyncSocketError)?.code == .readTimeout)
+        #expect((caught as? GCDAsyncSocketError)?.code == .readTimeout)
         let rest = try await withCheckedThrowingContinuation {
             (continuation: CheckedContinuation<ByteBuffer?, any Error>) in
             _ = engine.enqueueRead(.available(maxLength: 0), timeout: nil, waiter: .task(continuation))

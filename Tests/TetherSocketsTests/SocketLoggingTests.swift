@@ -31,7 +31,7 @@ struct SocketLoggingTests {
         let listener = try RawListener()
         defer { listener.close() }
         let recorder = SocketRecorder(label: "client")
-        let socket = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue, logger: logger)
+        let socket = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue, logger: logger)
         try socket.connect(toHost: "127.0.0.1", onPort: listener.port, withTimeout: 5)
         let peer = try await onThread { listener.accept() }
         defer { peer.close() }
@@ -75,7 +75,7 @@ struct UdpSocketLoggingTests {
         let records = LockedBox<[(Logger.Level, String)]>([])
         let logger = Logger(label: "test") { _ in CapturingLogHandler(records: records) }
         let recorder = UdpRecorder(label: "logging")
-        let socket = AsyncUdpSocket(delegate: recorder, delegateQueue: recorder.queue, logger: logger)
+        let socket = GCDAsyncUdpSocket(delegate: recorder, delegateQueue: recorder.queue, logger: logger)
         try socket.bind(toPort: 0, interface: "127.0.0.1")
         socket.send(Data("x".utf8), toHost: "127.0.0.1", port: socket.localPort(), withTimeout: -1, tag: 1)
         try await recorder.wait { $0.contains(.sent(tag: 1)) }

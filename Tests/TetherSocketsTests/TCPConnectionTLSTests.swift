@@ -138,7 +138,7 @@ struct TCPConnectionTLSTests {
         #expect(connection.isSecure)
         try await connection.write(ByteBuffer(string: "encrypted\n"))
         #expect(String(buffer: try await connection.read(upTo: [0x0A], timeout: .seconds(10))) == "encrypted\n")
-        let second = await #expect(throws: AsyncSocketError.self) {
+        let second = await #expect(throws: GCDAsyncSocketError.self) {
             try await connection.startTLS(try certificates.client())
         }
         #expect(second?.code == .badConfig)
@@ -156,7 +156,7 @@ struct TCPConnectionTLSTests {
                 tls: try certificates.client()
             )
             Issue.record("a certificate for another name must be refused")
-        } catch let error as AsyncSocketError {
+        } catch let error as GCDAsyncSocketError {
             #expect(error.code == .other && error.domain == .tls)
             #expect(error.underlying is NIOSSLExtraError)  // the name check: "Couldn't find localhost in certificate"
         }
@@ -167,7 +167,7 @@ struct TCPConnectionTLSTests {
         let silent = try RawListener()
         defer { silent.close() }
         let started = ContinuousClock.now
-        let error = await #expect(throws: AsyncSocketError.self) {
+        let error = await #expect(throws: GCDAsyncSocketError.self) {
             _ = try await TCPConnection.connect(
                 host: "127.0.0.1",
                 port: Int(silent.port),
@@ -238,13 +238,13 @@ struct TCPConnectionTLSTests {
         var longPin = try certificates.client()
         longPin.pinnedPublicKeyHashes = [[UInt8](repeating: 1, count: 33)]
         for settings in [manual, try certificates.server(), longPin] {
-            let error = await #expect(throws: AsyncSocketError.self) {
+            let error = await #expect(throws: GCDAsyncSocketError.self) {
                 _ = try await TCPConnection.connect(host: "127.0.0.1", port: 9, tls: settings)
             }
             #expect(error?.code == .badConfig)
         }
         for settings in [try certificates.client(), serverWithoutKey] {
-            let error = await #expect(throws: AsyncSocketError.self) {
+            let error = await #expect(throws: GCDAsyncSocketError.self) {
                 _ = try await TCPListener.bind(host: "127.0.0.1", port: 0, tls: settings)
             }
             #expect(error?.code == .badConfig)

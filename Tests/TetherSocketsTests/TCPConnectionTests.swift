@@ -46,13 +46,13 @@ struct TCPConnectionTests {
             listener.close()
         }
         peer.send("abc")
-        await #expect(throws: AsyncSocketError.self) {
+        await #expect(throws: GCDAsyncSocketError.self) {
             _ = try await connection.read(toLength: 5, timeout: .milliseconds(100))
         }
         do {
             _ = try await connection.read(toLength: 5, timeout: .zero)
             Issue.record("a zero timeout must fail when the buffer cannot satisfy the read")
-        } catch AsyncSocketError.Code.readTimeout {}
+        } catch GCDAsyncSocketError.Code.readTimeout {}
         peer.send("de")
         let all = try await connection.read(toLength: 5, timeout: .seconds(5))
         #expect(String(buffer: all) == "abcde")
@@ -69,7 +69,7 @@ struct TCPConnectionTests {
         do {
             _ = try await connection.read(upTo: [0x0A], maxLength: 4)
             Issue.record("expected readMaxedOut")
-        } catch AsyncSocketError.Code.readMaxedOut {}
+        } catch GCDAsyncSocketError.Code.readMaxedOut {}
         let line = try await connection.read(upTo: [0x0A], maxLength: 9)
         #expect(String(buffer: line) == "abcdefgh\n")
         try await connection.close()
@@ -99,7 +99,7 @@ struct TCPConnectionTests {
         do {
             _ = try await connection.read(toLength: 10)
             Issue.record("expected closed")
-        } catch AsyncSocketError.Code.closed {}
+        } catch GCDAsyncSocketError.Code.closed {}
         let partial = try await connection.readAvailable()
         #expect(partial.map { String(buffer: $0) } == "xyz")
         #expect(try await connection.readAvailable() == nil)
@@ -138,7 +138,7 @@ struct TCPConnectionTests {
         let rest = try await connection.readAvailable(timeout: .seconds(5))
         #expect(rest.map { String(buffer: $0) } == "last words")
         #expect(try await connection.readAvailable() == nil)
-        await #expect(throws: AsyncSocketError.self) { try await connection.write(ByteBuffer(string: "x")) }
+        await #expect(throws: GCDAsyncSocketError.self) { try await connection.write(ByteBuffer(string: "x")) }
         try await connection.close()
     }
 
@@ -152,9 +152,9 @@ struct TCPConnectionTests {
         try await Task.sleep(for: .milliseconds(50))
         try await connection.close()
         try await connection.close()
-        await #expect(throws: AsyncSocketError.self) { _ = try await pending.value }
-        await #expect(throws: AsyncSocketError.self) { _ = try await connection.read(toLength: 1) }
-        await #expect(throws: AsyncSocketError.self) { try await connection.write(ByteBuffer(string: "x")) }
+        await #expect(throws: GCDAsyncSocketError.self) { _ = try await pending.value }
+        await #expect(throws: GCDAsyncSocketError.self) { _ = try await connection.read(toLength: 1) }
+        await #expect(throws: GCDAsyncSocketError.self) { try await connection.write(ByteBuffer(string: "x")) }
     }
 
     @Test func badArgumentsThrowBadParam() async throws {
@@ -176,7 +176,7 @@ struct TCPConnectionTests {
             do {
                 try await body()
                 Issue.record("expected badParam")
-            } catch AsyncSocketError.Code.badParam {}
+            } catch GCDAsyncSocketError.Code.badParam {}
         }
         try await connection.close()
     }
@@ -188,7 +188,7 @@ struct TCPConnectionTests {
         do {
             _ = try await TCPConnection.connect(host: "127.0.0.1", port: Int(port))
             Issue.record("expected a refusal")
-        } catch let error as AsyncSocketError {
+        } catch let error as GCDAsyncSocketError {
             #expect(error.posixErrorCode == .ECONNREFUSED)
         }
         let full = try RawListener(backlog: 0)
@@ -199,7 +199,7 @@ struct TCPConnectionTests {
         do {
             _ = try await TCPConnection.connect(host: "127.0.0.1", port: Int(full.port), timeout: .milliseconds(300))
             Issue.record("expected a timeout")
-        } catch AsyncSocketError.Code.connectTimeout {}
+        } catch GCDAsyncSocketError.Code.connectTimeout {}
     }
 
     // The server is a task on the cooperative pool, which the suite's heavy tests can starve for seconds on two
@@ -236,7 +236,7 @@ struct TCPConnectionTests {
         do {
             _ = try await second.next()
             Issue.record("expected badConfig")
-        } catch AsyncSocketError.Code.badConfig {}
+        } catch GCDAsyncSocketError.Code.badConfig {}
         try await listener.close()
         #expect(try await first.next() == nil)
     }

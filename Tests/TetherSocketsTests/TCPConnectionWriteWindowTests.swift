@@ -115,7 +115,7 @@ struct TCPConnectionWriteWindowTests {
             let chunk = ByteBuffer(repeating: index, count: 64 * 1024)
             do {
                 try await connection.write(chunk, timeout: .milliseconds(100))
-            } catch let error as AsyncSocketError {
+            } catch let error as GCDAsyncSocketError {
                 #expect(error.code == .writeTimeout)
                 timedOut = true
             }
@@ -145,7 +145,7 @@ struct TCPConnectionWriteWindowTests {
         for _ in 0..<(total / Self.chunk.readableBytes) { try await connection.write(Self.chunk) }
         try await connection.close()
         #expect(try await reading.value.count == total)
-        await #expect(throws: AsyncSocketError.self) { try await connection.write(Self.chunk) }
+        await #expect(throws: GCDAsyncSocketError.self) { try await connection.write(Self.chunk) }
     }
 
     @Test func closeGivesUpOnAPeerThatStopsReadingAndSaysSo() async throws {
@@ -165,11 +165,11 @@ struct TCPConnectionWriteWindowTests {
                 break
             }
         }
-        let error = await #expect(throws: AsyncSocketError.self) { try await connection.close() }
+        let error = await #expect(throws: GCDAsyncSocketError.self) { try await connection.close() }
         #expect(error?.code == .writeTimeout)
         // Closed all the same.
         try await connection.close()
-        await #expect(throws: AsyncSocketError.self) { _ = try await connection.read(toLength: 1) }
+        await #expect(throws: GCDAsyncSocketError.self) { _ = try await connection.read(toLength: 1) }
     }
 
     @Test func anIOErrorAfterAWriteReturnedSurfacesAtTheNextOperation() async throws {
@@ -177,11 +177,11 @@ struct TCPConnectionWriteWindowTests {
         defer { listener.close() }
         peer.reset()
         // Writes keep being accepted until the reset reaches the connection; then the next one throws.
-        var thrown: AsyncSocketError?
+        var thrown: GCDAsyncSocketError?
         for _ in 0..<10_000 {
             do {
                 try await connection.write(Self.chunk)
-            } catch let error as AsyncSocketError {
+            } catch let error as GCDAsyncSocketError {
                 thrown = error
                 break
             }
@@ -202,7 +202,7 @@ struct TCPConnectionWriteWindowTests {
         }
         try await connection.write(ByteBuffer(string: "bye"))
         try await connection.halfClose()
-        let error = await #expect(throws: AsyncSocketError.self) {
+        let error = await #expect(throws: GCDAsyncSocketError.self) {
             try await connection.write(ByteBuffer(string: "late"))
         }
         #expect(error?.code == .closed)
@@ -234,6 +234,6 @@ extension TCPConnectionWriteWindowTests {
         try await Task.sleep(for: .milliseconds(100))
         closing.cancel()
         await #expect(throws: CancellationError.self) { try await closing.value }
-        await #expect(throws: AsyncSocketError.self) { _ = try await connection.read(toLength: 1) }
+        await #expect(throws: GCDAsyncSocketError.self) { _ = try await connection.read(toLength: 1) }
     }
 }

@@ -55,7 +55,7 @@ struct TCPListenerTests {
         do {
             _ = try await TCPListener.bind(host: "127.0.0.1", port: 0, maxPendingConnections: 0)
             Issue.record("expected badParam")
-        } catch AsyncSocketError.Code.badParam {}
+        } catch GCDAsyncSocketError.Code.badParam {}
     }
 
     @Test func addressesStayReadableAfterClose() async throws {

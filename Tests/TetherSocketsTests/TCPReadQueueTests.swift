@@ -45,7 +45,7 @@ private func render(_ waiter: ReadWaiter<String>) -> String {
 }
 
 private func code(_ error: any Error) -> String {
-    (error as? AsyncSocketError).map { "\($0.code)" } ?? "\(type(of: error))"
+    (error as? GCDAsyncSocketError).map { "\($0.code)" } ?? "\(type(of: error))"
 }
 
 /// A queue with the given policy, reads and bytes.
@@ -164,7 +164,7 @@ struct TCPReadQueueTests {
     @Test func progressDescribesTheHeadRead() {
         var q = queue(.delegateFace, reads: [(.length(10), tag1)], bytes: "abcd")
         _ = drain(&q)
-        #expect(q.progress == AsyncSocket.IOProgress(tag: 1, bytesDone: 4, total: 10))
+        #expect(q.progress == GCDAsyncSocket.IOProgress(tag: 1, bytesDone: 4, total: 10))
         #expect(queue(.delegateFace).progress == nil)
     }
 

@@ -26,7 +26,7 @@ private func render(_ end: Machine.ChannelEnd) -> String {
     }
 }
 
-private func refusal(_ error: AsyncSocketError?) -> String { error.map { "refused: \($0.code)" } ?? "accepted" }
+private func refusal(_ error: GCDAsyncSocketError?) -> String { error.map { "refused: \($0.code)" } ?? "accepted" }
 
 /// The phases of the table, each made by the events that lead to it (delegate face unless named).
 enum MachinePhase: String, CaseIterable, CustomStringConvertible {
@@ -184,7 +184,7 @@ struct TCPStateMachineTests {
         #expect(render(answer3) == "serve buffered reads")
         #expect(m.reads.inputClosed)
         #expect(refusal(m.writeRefusal) == "refused: closed")
-        #expect(m.writeRefusal?.code == AsyncSocketError.closedByPeer.code)
+        #expect(m.writeRefusal?.code == GCDAsyncSocketError.closedByPeer.code)
         #expect(String(buffer: m.reads.buffer) == "tail")
     }
 
@@ -233,7 +233,7 @@ struct TCPStateMachineTests {
         #expect(answer15)
         #expect(m.tls == .secured && m.reads.tlsBarrier == nil && m.writes.tlsBarrier == nil)
         let answer16 = m.requestTLS()
-        #expect(answer16?.code == AsyncSocketError.Code.badConfig)
+        #expect(answer16?.code == GCDAsyncSocketError.Code.badConfig)
     }
 
     @Test func aSecondUpgradeIsABadConfigurationAndCloseEndsTheUpgrade() {
@@ -241,7 +241,7 @@ struct TCPStateMachineTests {
         let answer17 = m.requestTLS()
         #expect(answer17 == nil)
         let answer18 = m.requestTLS()
-        #expect(answer18?.code == AsyncSocketError.Code.badConfig)
+        #expect(answer18?.code == GCDAsyncSocketError.Code.badConfig)
         let answer19 = m.tlsReadyToStart()
         #expect(!answer19)  // not active yet
         _ = m.activate()

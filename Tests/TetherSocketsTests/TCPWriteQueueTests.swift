@@ -54,7 +54,7 @@ struct TCPWriteQueueTests {
         _ = q.enqueue(id: 1, bytes: bytes(10), timeout: nil, waiter: .delegate(tag: 7), canSend: true)
         _ = q.enqueue(id: 2, bytes: bytes(1), timeout: nil, waiter: .delegate(tag: 8), canSend: true)
         #expect(render(q.written(id: 1, length: 4)) == "partial 4 → tag 7")
-        #expect(q.progress == AsyncSocket.IOProgress(tag: 7, bytesDone: 4, total: 10))
+        #expect(q.progress == GCDAsyncSocket.IOProgress(tag: 7, bytesDone: 4, total: 10))
         #expect(render(q.written(id: 2, length: 1)) == "ignored")  // not the head
         #expect(render(q.written(id: 1, length: 6)) == "completed tag 7")
         #expect(render(q.written(id: 2, length: 1)) == "completed tag 8")

@@ -2,6 +2,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import Testing
+
 @testable import TetherSockets
 
 @Suite(.timeLimit(.minutes(1)))
@@ -37,9 +38,9 @@ struct UDPSocketTests {
         var ports: [Int] = []
         let any = try SocketAddress(ipAddress: "127.0.0.1", port: 0)
         for _ in 0..<1_000 {
-            let fd = try AsyncUdpSocket.makeSocket(AF_INET, sendBuffer: 0)
+            let fd = try GCDAsyncUdpSocket.makeSocket(AF_INET, sendBuffer: 0)
             descriptors.append(fd)
-            try AsyncUdpSocket.bindDescriptor(fd, to: any)
+            try GCDAsyncUdpSocket.bindDescriptor(fd, to: any)
             ports.append(try #require(SocketAddress(localAddressOf: fd).port))
         }
         #expect(Set(ports).count == ports.count, "ports bound twice: \(ports.count - Set(ports).count)")
@@ -47,14 +48,14 @@ struct UDPSocketTests {
 
     @Test("a bind to any port of an address that is not local fails with its errno; SO_REUSEADDR is on again")
     func aFailedAnyPortBindRestoresReuse() throws {
-        let fd = try AsyncUdpSocket.makeSocket(AF_INET, sendBuffer: 0)
+        let fd = try GCDAsyncUdpSocket.makeSocket(AF_INET, sendBuffer: 0)
         defer { _ = UDPSystem.close(fd) }
         // TEST-NET-1 (RFC 5737): never an address of this machine.
         let foreign = try SocketAddress(ipAddress: "192.0.2.1", port: 0)
         do {
-            try AsyncUdpSocket.bindDescriptor(fd, to: foreign)
+            try GCDAsyncUdpSocket.bindDescriptor(fd, to: foreign)
             Issue.record("the bind succeeded")
-        } catch let error as AsyncUdpSocketError {
+        } catch let error as GCDAsyncUdpSocketError {
             #expect(error.posixErrorCode == .EADDRNOTAVAIL)
         }
         var reuse: Int32 = 0
@@ -71,7 +72,7 @@ struct UDPSocketTests {
         do {
             try await socket.send(ByteBuffer(bytes: udpPattern(largest + 1)), to: target)
             Issue.record("an over-limit datagram was sent")
-        } catch let error as AsyncSocketError {
+        } catch let error as GCDAsyncSocketError {
             #expect(error.domain == .posix)
             #expect(error.posixErrorCode == .EMSGSIZE)
         }
@@ -90,7 +91,7 @@ struct UDPSocketTests {
         do {
             try await socket.send(ByteBuffer(string: "denied"), to: broadcast)
             Issue.record("broadcast without SO_BROADCAST was sent")
-        } catch let error as AsyncSocketError {
+        } catch let error as GCDAsyncSocketError {
             #expect(error.posixErrorCode == .EACCES)
         }
         try await socket.setBroadcastEnabled(true)
@@ -103,11 +104,11 @@ struct UDPSocketTests {
 
     @Test("bad parameters and use after close throw")
     func badParametersAndClose() async throws {
-        await #expect(throws: AsyncSocketError.self) { try await UDPSocket.bind(host: "", port: 0) }
-        await #expect(throws: AsyncSocketError.self) { try await UDPSocket.bind(host: "127.0.0.1", port: 70_000) }
+        await #expect(throws: GCDAsyncSocketError.self) { try await UDPSocket.bind(host: "", port: 0) }
+        await #expect(throws: GCDAsyncSocketError.self) { try await UDPSocket.bind(host: "127.0.0.1", port: 70_000) }
         let socket = try await UDPSocket.bind(host: "127.0.0.1", port: 0)
         #expect(socket.localPort != 0)
-        await #expect(throws: AsyncSocketError.self) {
+        await #expect(throws: GCDAsyncSocketError.self) {
             try await socket.send(ByteBuffer(string: "x"), toHost: "127.0.0.1", port: 0)
         }
         var first = socket.datagrams.makeAsyncIterator()
@@ -115,7 +116,7 @@ struct UDPSocketTests {
         do {
             _ = try await second.next()
             Issue.record("a second iterator was served")
-        } catch let error as AsyncSocketError {
+        } catch let error as GCDAsyncSocketError {
             #expect(error.code == .badConfig)
         }
         try await socket.close()
@@ -125,7 +126,7 @@ struct UDPSocketTests {
         do {
             try await socket.send(ByteBuffer(string: "late"), toHost: "127.0.0.1", port: 9)
             Issue.record("a send after close went out")
-        } catch let error as AsyncSocketError {
+        } catch let error as GCDAsyncSocketError {
             #expect(error.code == .closed)
         }
     }

@@ -141,11 +141,11 @@ final class FrameTagDriver: Driver, @unchecked Sendable {
         self.count = count
     }
 
-    override func socket(_ sock: AsyncSocket, didConnectToHost host: String, port: UInt16) {
+    override func socket(_ sock: GCDAsyncSocket, didConnectToHost host: String, port: UInt16) {
         sock.readData(toLength: 7, withTimeout: -1, tag: 10)
     }
 
-    override func socket(_ sock: AsyncSocket, didRead data: Data, withTag tag: Int) {
+    override func socket(_ sock: GCDAsyncSocket, didRead data: Data, withTag tag: Int) {
         if tag == 10 {
             let length = Int(data[data.startIndex + 5]) | Int(data[data.startIndex + 6]) << 8
             sock.readData(toLength: UInt(length + 1), withTimeout: -1, tag: 11)

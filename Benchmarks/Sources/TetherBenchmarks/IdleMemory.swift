@@ -63,9 +63,9 @@ enum IdleMemory {
                 "Tether delegate face",
                 { count in
                     let holder = IdleHolder()
-                    var sockets: [AsyncSocket] = []
+                    var sockets: [GCDAsyncSocket] = []
                     for _ in 0..<count {
-                        let socket = AsyncSocket(delegate: holder, delegateQueue: holder.queue)
+                        let socket = GCDAsyncSocket(delegate: holder, delegateQueue: holder.queue)
                         try socket.connect(toHost: "127.0.0.1", onPort: UInt16(port), withTimeout: 30)
                         sockets.append(socket)
                     }
@@ -79,12 +79,12 @@ enum IdleMemory {
     }
 }
 
-final class IdleHolder: AsyncSocketDelegate, @unchecked Sendable {
+final class IdleHolder: GCDAsyncSocketDelegate, @unchecked Sendable {
     let queue = DispatchQueue(label: "benchmark.idle")
     private var connected = 0
     private var waiter: (Int, CheckedContinuation<Void, Never>)?
 
-    func socket(_ sock: AsyncSocket, didConnectToHost host: String, port: UInt16) {
+    func socket(_ sock: GCDAsyncSocket, didConnectToHost host: String, port: UInt16) {
         connected += 1
         if let (target, continuation) = waiter, connected >= target {
             waiter = nil

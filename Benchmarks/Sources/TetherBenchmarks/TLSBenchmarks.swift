@@ -229,11 +229,11 @@ final class HandshakeDriver: Driver, @unchecked Sendable {
         self.tls = tls
     }
 
-    override func socket(_ sock: AsyncSocket, didConnectToHost host: String, port: UInt16) {
+    override func socket(_ sock: GCDAsyncSocket, didConnectToHost host: String, port: UInt16) {
         sock.startTLS(tls)
     }
 
-    override func socketDidSecure(_ sock: AsyncSocket) {
+    override func socketDidSecure(_ sock: GCDAsyncSocket) {
         finish(.success(()))
         sock.disconnect()
     }

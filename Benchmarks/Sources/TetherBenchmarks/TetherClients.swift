@@ -41,30 +41,30 @@ enum TetherClients {
 
     // MARK: delegate face
 
-    static func delegateUpload(port: Int, total: Int, delivery: AsyncSocket.CallbackDelivery) async throws {
+    static func delegateUpload(port: Int, total: Int, delivery: GCDAsyncSocket.CallbackDelivery) async throws {
         let driver = UploadDriver(total: total)
         try await driver.run(port: port, delivery: delivery)
     }
 
-    static func delegateDownload(port: Int, delivery: AsyncSocket.CallbackDelivery) async throws -> Int {
+    static func delegateDownload(port: Int, delivery: GCDAsyncSocket.CallbackDelivery) async throws -> Int {
         let driver = DownloadDriver()
         try await driver.run(port: port, delivery: delivery)
         return driver.count
     }
 
-    static func delegatePingPong(port: Int, roundTrips: Int, delivery: AsyncSocket.CallbackDelivery) async throws {
+    static func delegatePingPong(port: Int, roundTrips: Int, delivery: GCDAsyncSocket.CallbackDelivery) async throws {
         let driver = PingPongDriver(roundTrips: roundTrips)
         try await driver.run(port: port, delivery: delivery)
     }
 }
 
 /// A delegate that completes an awaiting task once.
-class Driver: AsyncSocketDelegate, @unchecked Sendable {
+class Driver: GCDAsyncSocketDelegate, @unchecked Sendable {
     let queue = DispatchQueue(label: "benchmark.delegate")
-    let socket = AsyncSocket()
+    let socket = GCDAsyncSocket()
     private let finished = NIOLockedValueBox<CheckedContinuation<Void, any Error>?>(nil)
 
-    func run(port: Int, delivery: AsyncSocket.CallbackDelivery) async throws {
+    func run(port: Int, delivery: GCDAsyncSocket.CallbackDelivery) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             finished.withLockedValue { $0 = continuation }
             socket.setDelegate(self, delegateQueue: queue)
@@ -84,15 +84,15 @@ class Driver: AsyncSocketDelegate, @unchecked Sendable {
         }
     }
 
-    func socketDidDisconnect(_ sock: AsyncSocket, withError err: (any Error)?) {
+    func socketDidDisconnect(_ sock: GCDAsyncSocket, withError err: (any Error)?) {
         finish(.failure(err ?? BenchmarkError(description: "disconnected")))
     }
 
     // The witnesses live here: a subclass's methods only reach the protocol as overrides of these.
-    func socket(_ sock: AsyncSocket, didConnectToHost host: String, port: UInt16) {}
-    func socket(_ sock: AsyncSocket, didRead data: Data, withTag tag: Int) {}
-    func socket(_ sock: AsyncSocket, didWriteDataWithTag tag: Int) {}
-    func socketDidSecure(_ sock: AsyncSocket) {}
+    func socket(_ sock: GCDAsyncSocket, didConnectToHost host: String, port: UInt16) {}
+    func socket(_ sock: GCDAsyncSocket, didRead data: Data, withTag tag: Int) {}
+    func socket(_ sock: GCDAsyncSocket, didWriteDataWithTag tag: Int) {}
+    func socketDidSecure(_ sock: GCDAsyncSocket) {}
 }
 
 final class UploadDriver: Driver, @unchecked Sendable {
@@ -108,26 +108,26 @@ final class UploadDriver: Driver, @unchecked Sendable {
         self.tls = tls
     }
 
-    override func socket(_ sock: AsyncSocket, didConnectToHost host: String, port: UInt16) {
+    override func socket(_ sock: GCDAsyncSocket, didConnectToHost host: String, port: UInt16) {
         if let tls { sock.startTLS(tls) }
         for _ in 0..<16 { queueNext(sock) }
         // The peer closes once it has every byte: that close ends the run.
         sock.readData(withTimeout: -1, tag: 1)
     }
 
-    private func queueNext(_ sock: AsyncSocket) {
+    private func queueNext(_ sock: GCDAsyncSocket) {
         guard queued < total else { return }
         queued += chunk.count
         sock.write(chunk, withTimeout: -1, tag: 0)
     }
 
-    override func socket(_ sock: AsyncSocket, didWriteDataWithTag tag: Int) {
+    override func socket(_ sock: GCDAsyncSocket, didWriteDataWithTag tag: Int) {
         written += chunk.count
         queueNext(sock)
     }
 
-    override func socketDidDisconnect(_ sock: AsyncSocket, withError err: (any Error)?) {
-        if (err as? AsyncSocketError)?.code == .closed && written >= total {
+    override func socketDidDisconnect(_ sock: GCDAsyncSocket, withError err: (any Error)?) {
+        if (err as? GCDAsyncSocketError)?.code == .closed && written >= total {
             finish(.success(()))
         } else {
             super.socketDidDisconnect(sock, withError: err)
@@ -138,17 +138,17 @@ final class UploadDriver: Driver, @unchecked Sendable {
 final class DownloadDriver: Driver, @unchecked Sendable {
     var count = 0
 
-    override func socket(_ sock: AsyncSocket, didConnectToHost host: String, port: UInt16) {
+    override func socket(_ sock: GCDAsyncSocket, didConnectToHost host: String, port: UInt16) {
         sock.readData(withTimeout: -1, tag: 0)
     }
 
-    override func socket(_ sock: AsyncSocket, didRead data: Data, withTag tag: Int) {
+    override func socket(_ sock: GCDAsyncSocket, didRead data: Data, withTag tag: Int) {
         count += data.count
         sock.readData(withTimeout: -1, tag: 0)
     }
 
-    override func socketDidDisconnect(_ sock: AsyncSocket, withError err: (any Error)?) {
-        if (err as? AsyncSocketError)?.code == .closed {
+    override func socketDidDisconnect(_ sock: GCDAsyncSocket, withError err: (any Error)?) {
+        if (err as? GCDAsyncSocketError)?.code == .closed {
             finish(.success(()))
         } else {
             super.socketDidDisconnect(sock, withError: err)
@@ -164,12 +164,12 @@ final class PingPongDriver: Driver, @unchecked Sendable {
         remaining = roundTrips
     }
 
-    override func socket(_ sock: AsyncSocket, didConnectToHost host: String, port: UInt16) {
+    override func socket(_ sock: GCDAsyncSocket, didConnectToHost host: String, port: UInt16) {
         sock.write(request, withTimeout: -1, tag: 0)
         sock.readData(toLength: 64, withTimeout: -1, tag: 0)
     }
 
-    override func socket(_ sock: AsyncSocket, didRead data: Data, withTag tag: Int) {
+    override func socket(_ sock: GCDAsyncSocket, didRead data: Data, withTag tag: Int) {
         remaining -= 1
         if remaining == 0 {
             finish(.success(()))

@@ -86,7 +86,7 @@ enum UDPBenchmarks {
         port: Int,
         count: Int,
         size: Int,
-        delivery: AsyncSocket.CallbackDelivery = .delegateQueue
+        delivery: GCDAsyncSocket.CallbackDelivery = .delegateQueue
     ) async throws {
         let driver = UDPWindowDriver(port: port, count: count, size: size)
         try await driver.run(delivery: delivery)
@@ -147,7 +147,7 @@ final class WindowHandler: ChannelInboundHandler {
 }
 
 /// The delegate face: `beginReceiving`, a window of sends, one more per `didReceive`.
-final class UDPWindowDriver: AsyncUdpSocketDelegate, @unchecked Sendable {
+final class UDPWindowDriver: GCDAsyncUdpSocketDelegate, @unchecked Sendable {
     let queue = DispatchQueue(label: "benchmark.udp")
     let port: Int
     let count: Int
@@ -155,7 +155,7 @@ final class UDPWindowDriver: AsyncUdpSocketDelegate, @unchecked Sendable {
     var sent = 0
     var received = 0
     private let finished = NIOLockedValueBox<CheckedContinuation<Void, any Error>?>(nil)
-    private var socket: AsyncUdpSocket?
+    private var socket: GCDAsyncUdpSocket?
 
     init(port: Int, count: Int, size: Int) {
         self.port = port
@@ -163,8 +163,8 @@ final class UDPWindowDriver: AsyncUdpSocketDelegate, @unchecked Sendable {
         self.payload = Data(repeating: 0x44, count: size)
     }
 
-    func run(delivery: AsyncSocket.CallbackDelivery) async throws {
-        let socket = AsyncUdpSocket(delegate: self, delegateQueue: queue)
+    func run(delivery: GCDAsyncSocket.CallbackDelivery) async throws {
+        let socket = GCDAsyncUdpSocket(delegate: self, delegateQueue: queue)
         self.socket = socket
         socket.callbackDelivery = delivery
         socket.setIPv6Enabled(false)
@@ -189,13 +189,13 @@ final class UDPWindowDriver: AsyncUdpSocketDelegate, @unchecked Sendable {
         socket.close()
     }
 
-    private func sendOne(_ socket: AsyncUdpSocket) {
+    private func sendOne(_ socket: GCDAsyncUdpSocket) {
         sent += 1
         socket.send(payload, toHost: "127.0.0.1", port: UInt16(port), withTimeout: -1, tag: sent)
     }
 
     func udpSocket(
-        _ sock: AsyncUdpSocket,
+        _ sock: GCDAsyncUdpSocket,
         didReceive data: Data,
         fromAddress address: Data,
         withFilterContext filterContext: Any?
@@ -208,7 +208,7 @@ final class UDPWindowDriver: AsyncUdpSocketDelegate, @unchecked Sendable {
         }
     }
 
-    func udpSocket(_ sock: AsyncUdpSocket, didNotSendDataWithTag tag: Int, dueToError error: (any Error)?) {
+    func udpSocket(_ sock: GCDAsyncUdpSocket, didNotSendDataWithTag tag: Int, dueToError error: (any Error)?) {
         finish(.failure(error ?? BenchmarkError(description: "send \(tag) failed")))
     }
 

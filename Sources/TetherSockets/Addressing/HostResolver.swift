@@ -33,14 +33,14 @@ enum HostResolver {
     }
 
     /// Resolves through TetherResolver's `NameResolver` (NIO's thread pool), off the event loop; the future completes
-    /// on `eventLoop`. Fails with ``AsyncSocketError`` of kind `.dns` around a ``DNSLookupError``.
+    /// on `eventLoop`. Fails with ``GCDAsyncSocketError`` of kind `.dns` around a ``DNSLookupError``.
     static func resolve(host: String, port: Int, on eventLoop: any EventLoop) -> EventLoopFuture<[SocketAddress]> {
         if let addresses = literalAddresses(host: host, port: port) {
             return eventLoop.makeSucceededFuture(addresses)
         }
         return NameResolver.resolve(host: host, port: port, on: eventLoop).flatMapErrorThrowing { error in
             guard let failure = error as? NameResolutionError else { throw error }
-            throw AsyncSocketError.dns(DNSLookupError(code: failure.code, host: host))
+            throw GCDAsyncSocketError.dns(DNSLookupError(code: failure.code, host: host))
         }
     }
 
@@ -51,7 +51,7 @@ enum HostResolver {
         do {
             return try NameResolver.lookup(host: host, port: port)
         } catch {
-            throw AsyncSocketError.dns(DNSLookupError(code: error.code, host: host))
+            throw GCDAsyncSocketError.dns(DNSLookupError(code: error.code, host: host))
         }
     }
 

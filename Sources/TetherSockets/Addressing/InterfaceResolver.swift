@@ -21,7 +21,7 @@ enum InterfaceResolver {
         if let colon = interface.lastIndex(of: ":"), !isBareIPv6(interface) {
             let portText = interface[interface.index(after: colon)...]
             guard let parsed = Int(portText), (0...65_535).contains(parsed) else {
-                throw AsyncSocketError.badParam("Invalid port in interface \"\(interface)\"")
+                throw GCDAsyncSocketError.badParam("Invalid port in interface \"\(interface)\"")
             }
             port = parsed
             fixesPort = parsed != 0
@@ -66,7 +66,7 @@ enum InterfaceResolver {
             }
         }
         guard resolved.ipv4 != nil || resolved.ipv6 != nil else {
-            throw AsyncSocketError.badParam(
+            throw GCDAsyncSocketError.badParam(
                 "Unknown interface. Specify valid interface by name (e.g. \"eth0\") or IP address."
             )
         }

@@ -65,7 +65,7 @@ extension SocketAddress {
         let status = withUnsafeMutablePointer(to: &storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { call(fd, $0, &length) }
         }
-        guard status == 0 else { throw AsyncSocketError.posix(errno, function: "getsockname") }
+        guard status == 0 else { throw GCDAsyncSocketError.posix(errno, function: "getsockname") }
         switch Int32(storage.ss_family) {
         case AF_INET:
             let address = withUnsafePointer(to: &storage) {

@@ -34,7 +34,7 @@ extension SocketEngine {
             admission?.enqueued(bytes.readableBytes)
             if let timeout {
                 waitingTimers[id] = eventLoop.assumeIsolated().scheduleTask(in: max(timeout, .zero)) { [self] in
-                    abandonWrite(id: id, error: AsyncSocketError.writeTimeout)
+                    abandonWrite(id: id, error: GCDAsyncSocketError.writeTimeout)
                 }
             }
         }
@@ -121,7 +121,7 @@ extension SocketEngine {
             promise.succeed(())
             return
         }
-        for waiter in machine.reads.removeAll() { fail(waiter, with: AsyncSocketError.closedLocally) }
+        for waiter in machine.reads.removeAll() { fail(waiter, with: GCDAsyncSocketError.closedLocally) }
         syncReadTimer()
         publishReadProgress()
         let timer = eventLoop.assumeIsolated().scheduleTask(in: closeLinger) { [self] in
@@ -144,7 +144,7 @@ extension SocketEngine {
     func halfClose(promise: EventLoopPromise<Void>?) {
         drainAdmitted()
         guard let context, machine.halfClose() else {
-            promise?.fail(AsyncSocketError.closedLocally)
+            promise?.fail(GCDAsyncSocketError.closedLocally)
             return
         }
         admission?.close(.closedLocally)

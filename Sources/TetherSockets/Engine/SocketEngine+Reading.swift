@@ -70,7 +70,7 @@ extension SocketEngine {
         case .task(let continuation):
             continuation.resume(returning: bytes)
         case .frame(let operation):
-            operation.fail(AsyncSocketError(code: .other, message: "A frame read was served as bytes"))
+            operation.fail(GCDAsyncSocketError(code: .other, message: "A frame read was served as bytes"))
         }
     }
 

@@ -120,7 +120,7 @@ extension SocketEngine {
     }
 
     func dropWrites() {
-        for task in machine.writes.removeAll() { task.resume(throwing: AsyncSocketError.closedLocally) }
+        for task in machine.writes.removeAll() { task.resume(throwing: GCDAsyncSocketError.closedLocally) }
         syncWriteTimer()
         publishWriteProgress()
     }

@@ -202,7 +202,7 @@ final class SocketEngine: ChannelInboundHandler {
 
     /// Ends the connection. Queued operations end with it: delegate-face tags and undelivered bytes ride on the
     /// error; awaiting tasks are resumed with the error (or `.closed` for a requested close).
-    func close(error: AsyncSocketError?) {
+    func close(error: GCDAsyncSocketError?) {
         let hadTLSHandler = tlsHandler != nil
         guard machine.close(error: error) else { return }
         admission?.close(error ?? .closedLocally)
@@ -222,7 +222,7 @@ final class SocketEngine: ChannelInboundHandler {
         tlsHandler = nil
         if let pending = upgrade {
             upgrade = nil
-            pending.promise?.fail(error ?? AsyncSocketError.closedLocally)
+            pending.promise?.fail(error ?? GCDAsyncSocketError.closedLocally)
         }
         var reported = error
         if reported != nil {
@@ -233,7 +233,7 @@ final class SocketEngine: ChannelInboundHandler {
                 reported?.unreadData = Data(unread.readableBytesView)
             }
         }
-        let taskError = error ?? AsyncSocketError.closedLocally
+        let taskError = error ?? GCDAsyncSocketError.closedLocally
         for waiter in machine.reads.removeAll() { fail(waiter, with: taskError) }
         for timer in waitingTimers.values { timer.cancel() }
         waitingTimers.removeAll()

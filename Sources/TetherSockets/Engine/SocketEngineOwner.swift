@@ -28,5 +28,5 @@ protocol SocketEngineOwner: AnyObject {
     /// Manual trust evaluation: `answer` may be called from any thread, any time; the first answer counts.
     func engine(_ engine: SocketEngine, didReceive trust: TLSPeerTrust, answer: @escaping @Sendable (Bool) -> Void)
     /// The connection ended; called exactly once per engine. `nil` for a local, requested close.
-    func engineDidClose(_ engine: SocketEngine, error: AsyncSocketError?)
+    func engineDidClose(_ engine: SocketEngine, error: GCDAsyncSocketError?)
 }

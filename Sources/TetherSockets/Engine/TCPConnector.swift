@@ -39,12 +39,12 @@ final class TCPConnector {
         self.promise = eventLoop.makePromise()
     }
 
-    /// Starts connecting; call on the event loop. The future fails with an `AsyncSocketError`.
+    /// Starts connecting; call on the event loop. The future fails with an `GCDAsyncSocketError`.
     func start() -> EventLoopFuture<any Channel> {
         eventLoop.assertInEventLoop()
         if let timeout = options.timeout {
             timer = eventLoop.assumeIsolated().scheduleTask(in: max(timeout, .zero)) { [self] in
-                finish(.failure(AsyncSocketError.connectTimeout))
+                finish(.failure(GCDAsyncSocketError.connectTimeout))
             }
         }
         switch target {
@@ -69,7 +69,7 @@ final class TCPConnector {
                         let disabled = options.ipv4Enabled ? "IPv6" : "IPv4"
                         finish(
                             .failure(
-                                AsyncSocketError(
+                                GCDAsyncSocketError(
                                     code: .other,
                                     message: "\(disabled) has been disabled and DNS lookup found no \(family) address."
                                 )
@@ -118,7 +118,7 @@ final class TCPConnector {
                 let localAddress = address.protocol == .inet ? local.ipv4 : local.ipv6
                 guard let localAddress else {
                     attemptFailed(
-                        AsyncSocketError.badParam("The interface has no address of the destination's family")
+                        GCDAsyncSocketError.badParam("The interface has no address of the destination's family")
                     )
                     return
                 }
@@ -139,7 +139,7 @@ final class TCPConnector {
                     finish(.success(channel))
                 }
             case .failure(let error):
-                attemptFailed(AsyncSocketError.wrapping(error, function: "connect"))
+                attemptFailed(GCDAsyncSocketError.wrapping(error, function: "connect"))
             }
         }
     }

@@ -41,7 +41,7 @@ struct TCPReadQueue<Task> {
         /// A delegate-face read timed out: ask the delegate for an extension (reads pause until it answers).
         case askTimeout(tag: Int, elapsed: TimeAmount, bytesDone: Int)
         /// The connection must close with this error.
-        case close(AsyncSocketError)
+        case close(GCDAsyncSocketError)
         /// Stop: the head read waits behind a TLS upgrade (start the handshake if the writes reached it too).
         case awaitTLS
         /// Stop: the head read waits for more bytes.
@@ -124,7 +124,7 @@ struct TCPReadQueue<Task> {
                     if case .available = request.matcher.kind, buffer.readableBytes == 0 {
                         return .endOfStream(task)
                     }
-                    return .fail(request.waiter, AsyncSocketError.closedByPeer)
+                    return .fail(request.waiter, GCDAsyncSocketError.closedByPeer)
                 }
                 armTimerIfNeeded()
                 if !closureReported {
@@ -137,7 +137,7 @@ struct TCPReadQueue<Task> {
                 if policy.failuresCloseConnection { return .close(.readMaxedOut) }
                 requests.removeFirst()
                 timer = nil
-                return .fail(request.waiter, AsyncSocketError.readMaxedOut)
+                return .fail(request.waiter, GCDAsyncSocketError.readMaxedOut)
             }
         }
         if inputClosed && buffer.readableBytes == 0 {
@@ -221,7 +221,7 @@ struct TCPReadQueue<Task> {
         switch request.waiter {
         case .task, .frame:
             requests.removeFirst()
-            return .fail(request.waiter, AsyncSocketError.readTimeout)
+            return .fail(request.waiter, GCDAsyncSocketError.readTimeout)
         case .delegate(let tag, _):
             pausedForTimeoutQuery = true
             return .askTimeout(tag: tag, elapsed: request.elapsed, bytesDone: bytesDone(request))
@@ -262,9 +262,9 @@ struct TCPReadQueue<Task> {
     var pendingTags: [Int] { requests.compactMap(\.waiter.tag) }
 
     /// The head read's progress, for the synchronous getters.
-    var progress: AsyncSocket.IOProgress? {
+    var progress: GCDAsyncSocket.IOProgress? {
         requests.first.map { request in
-            AsyncSocket.IOProgress(
+            GCDAsyncSocket.IOProgress(
                 tag: request.waiter.tag ?? 0,
                 bytesDone: bytesDone(request),
                 total: request.matcher.kind.total

@@ -17,13 +17,13 @@ struct TCPStateMachine<ReadTask, WriteTask> {
         /// Async face: both directions ended cleanly and the channel is gone; buffered reads are still served.
         case peerGone
         /// Ended: with this error, or nil on request.
-        case closed(AsyncSocketError?)
+        case closed(GCDAsyncSocketError?)
     }
 
     /// What the end of the channel means.
     enum ChannelEnd {
         /// Close with this error now.
-        case close(AsyncSocketError)
+        case close(GCDAsyncSocketError)
         /// Serve what is buffered to the queued reads, then the end of the stream (async face); writes are refused.
         case serveBufferedReads
         /// Serve what is buffered, then close with `.closedByPeer` (delegate face).
@@ -78,7 +78,7 @@ struct TCPStateMachine<ReadTask, WriteTask> {
     }
 
     /// Why a read cannot be queued now (nil: it can).
-    var readRefusal: AsyncSocketError? {
+    var readRefusal: GCDAsyncSocketError? {
         switch phase {
         case .closed(let error): return error ?? .closedLocally
         case .closingGracefully: return .closedLocally
@@ -87,7 +87,7 @@ struct TCPStateMachine<ReadTask, WriteTask> {
     }
 
     /// Why a write cannot be queued now (nil: it can).
-    var writeRefusal: AsyncSocketError? {
+    var writeRefusal: GCDAsyncSocketError? {
         switch phase {
         case .closed(let error): return error ?? .closedLocally
         case .closingGracefully, .open(halfClosed: true): return .closedLocally
@@ -97,7 +97,7 @@ struct TCPStateMachine<ReadTask, WriteTask> {
     }
 
     /// Ends the connection. False when it had ended already.
-    mutating func close(error: AsyncSocketError?) -> Bool {
+    mutating func close(error: GCDAsyncSocketError?) -> Bool {
         if case .closed = phase { return false }
         phase = .closed(error)
         tls = .none
@@ -170,7 +170,7 @@ struct TCPStateMachine<ReadTask, WriteTask> {
     // MARK: TLS
 
     /// `startTLS`: nil when accepted (the marker is the last operation id); else why not.
-    mutating func requestTLS() -> AsyncSocketError? {
+    mutating func requestTLS() -> GCDAsyncSocketError? {
         if case .closed = phase { return .closedLocally }
         guard tls == .none else { return .badConfig("The connection is already secured or securing") }
         tls = .requested(barrier: lastID)
@@ -203,11 +203,11 @@ struct TCPStateMachine<ReadTask, WriteTask> {
     }
 
     /// The error a channel error means now.
-    func channelError(_ error: any Error) -> AsyncSocketError {
+    func channelError(_ error: any Error) -> GCDAsyncSocketError {
         if case .handshaking(_, trustRejected: true) = tls {
-            return .tls(AsyncSocketError.peerCertificateRejected.message, underlying: error)
+            return .tls(GCDAsyncSocketError.peerCertificateRejected.message, underlying: error)
         }
-        return AsyncSocketError.wrapping(error, function: "read")
+        return GCDAsyncSocketError.wrapping(error, function: "read")
     }
 
     /// The handshake completed: true when the connection is now secure (operations behind the marker go on).

@@ -178,7 +178,9 @@ struct TCPWriteQueue<Task> {
     }
 
     /// The head write's progress, for the synchronous getters.
-    var progress: AsyncSocket.IOProgress? {
-        requests.first.map { AsyncSocket.IOProgress(tag: $0.waiter.tag ?? 0, bytesDone: $0.written, total: $0.total) }
+    var progress: GCDAsyncSocket.IOProgress? {
+        requests.first.map {
+            GCDAsyncSocket.IOProgress(tag: $0.waiter.tag ?? 0, bytesDone: $0.written, total: $0.total)
+        }
     }
 }

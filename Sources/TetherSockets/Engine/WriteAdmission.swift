@@ -29,7 +29,7 @@ final class WriteAdmission: Sendable {
         /// A `startTLS` is in progress: writes go through the engine, behind its marker.
         var upgrading = false
         /// The connection ended (or is closing): the error the next operation gets.
-        var closedError: AsyncSocketError?
+        var closedError: GCDAsyncSocketError?
     }
 
     private let state = LockedBox(State())
@@ -83,7 +83,7 @@ final class WriteAdmission: Sendable {
     }
 
     /// The connection ended or is closing: every later write takes the slow path and gets `error` there.
-    func close(_ error: AsyncSocketError) {
+    func close(_ error: GCDAsyncSocketError) {
         self.state.withLock { state in
             if state.closedError == nil { state.closedError = error }
         }

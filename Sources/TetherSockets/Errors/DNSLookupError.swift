@@ -8,7 +8,7 @@ import Darwin
 
 /// A failed name lookup: getaddrinfo's answer for a host.
 ///
-/// Only ever seen as the ``AsyncSocketError/underlying`` error of an ``AsyncSocketError`` in the `.netDB` domain.
+/// Only ever seen as the ``GCDAsyncSocketError/underlying`` error of an ``GCDAsyncSocketError`` in the `.netDB` domain.
 public struct DNSLookupError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The `EAI_*` value getaddrinfo returned (`EAI_FAIL` when it returned no usable address).
     public var code: Int32

@@ -38,5 +38,5 @@ final class AsyncFaceOwner: SocketEngineOwner {
         respond: @escaping (TimeAmount) -> Void
     ) { respond(.zero) }
     func engineReadStreamDidClose(_ engine: SocketEngine) {}
-    func engineDidClose(_ engine: SocketEngine, error: AsyncSocketError?) {}
+    func engineDidClose(_ engine: SocketEngine, error: GCDAsyncSocketError?) {}
 }

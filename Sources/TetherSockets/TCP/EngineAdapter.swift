@@ -5,11 +5,11 @@ import NIOConcurrencyHelpers
 import NIOCore
 import TetherConcurrency
 
-/// Connects one life of an ``AsyncSocket`` to its engine: receives the engine's events on the event loop and turns
+/// Connects one life of an ``GCDAsyncSocket`` to its engine: receives the engine's events on the event loop and turns
 /// them into delegate callbacks. The engine holds it until the connection closes, and it holds the socket: that is
 /// the engine-retained lifetime.
 final class EngineAdapter: SocketEngineOwner {
-    let socket: AsyncSocket
+    let socket: GCDAsyncSocket
     let life: UInt64
     /// Only the connecting side reports `didConnect`; accepted sockets never do.
     let reportsConnect: Bool
@@ -17,7 +17,7 @@ final class EngineAdapter: SocketEngineOwner {
     var connector: TCPConnector?
     let eventLoop: any EventLoop
 
-    init(socket: AsyncSocket, life: UInt64, eventLoop: any EventLoop, reportsConnect: Bool) {
+    init(socket: GCDAsyncSocket, life: UInt64, eventLoop: any EventLoop, reportsConnect: Bool) {
         self.socket = socket
         self.life = life
         self.eventLoop = eventLoop
@@ -190,7 +190,7 @@ final class EngineAdapter: SocketEngineOwner {
         if !asked { answer(false) }
     }
 
-    func engineDidClose(_ engine: SocketEngine, error: AsyncSocketError?) {
+    func engineDidClose(_ engine: SocketEngine, error: GCDAsyncSocketError?) {
         connector?.cancel(with: error ?? .closedLocally)
         connector = nil
         socket.lifeEnded(life, error: error)

@@ -16,7 +16,7 @@ extension TCPConnection {
     /// ```
     /// - Throws (from the iterator): the codec's `FramingError` — the offending bytes stay buffered, so
     ///   ``readAvailable(maxLength:timeout:)`` can drain them — `.truncatedFrame` when the stream ends inside a
-    ///   frame, or the ``AsyncSocketError`` that ended the connection.
+    ///   frame, or the ``GCDAsyncSocketError`` that ended the connection.
     public func frames<Codec: FrameCodec>(_ codec: Codec) -> FrameSequence<Codec> {
         FrameSequence(connection: self, codec: codec)
     }

@@ -6,7 +6,7 @@ import TetherConcurrency
 
 /// A TCP connection for Swift concurrency: `try await connection.read(toLength: 7)`.
 ///
-/// The async face of the same engine that serves ``AsyncSocket``. Reads are served one at a time in the order they
+/// The async face of the same engine that serves ``GCDAsyncSocket``. Reads are served one at a time in the order they
 /// reach the connection, and so are writes. A read that times out, exceeds its maximum length, is cancelled or
 /// meets the end of the stream throws and **consumes nothing**: its bytes stay buffered for the next read. A write
 /// that times out or is cancelled throws, but its bytes stay queued and go out in order. Only I/O errors and
@@ -52,7 +52,7 @@ public final class TCPConnection: Sendable {
     /// - Throws: `.closedByPeer` when the channel has no addresses any more (the peer left before adoption).
     static func adopt(_ channel: any Channel, connectHost: String? = nil, logger: Logger?) throws -> TCPConnection {
         guard let remote = channel.remoteAddress, let local = channel.localAddress else {
-            throw AsyncSocketError.closedByPeer
+            throw GCDAsyncSocketError.closedByPeer
         }
         let owner = AsyncFaceOwner()
         let engine = SocketEngine(eventLoop: channel.eventLoop, owner: owner, policy: .asyncFace)
@@ -71,7 +71,7 @@ public final class TCPConnection: Sendable {
     func secure(
         _ settings: TLSSettings,
         timeout: TimeAmount? = nil,
-        timeoutError: AsyncSocketError = .connectTimeout
+        timeoutError: GCDAsyncSocketError = .connectTimeout
     ) -> EventLoopFuture<Void> {
         let promise = channel.eventLoop.makePromise(of: Void.self)
         engine.value.startTLS(
@@ -96,7 +96,7 @@ public final class TCPConnection: Sendable {
     ///   - logger: where to log at debug level.
     ///   - tls: when set, the connection is secured before it is returned (client role; the handshake counts
     ///     against `timeout`). Connecting by name verifies that name (see ``TLSSettings``).
-    /// - Throws: ``AsyncSocketError``: `.badParam` for an empty host or a bad port, `.badConfig` for bad TLS
+    /// - Throws: ``GCDAsyncSocketError``: `.badParam` for an empty host or a bad port, `.badConfig` for bad TLS
     ///   settings, `.connectTimeout`, or `.other` with the POSIX, DNS or TLS error.
     public static func connect(
         host: String,
@@ -106,8 +106,8 @@ public final class TCPConnection: Sendable {
         on eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger? = nil
     ) async throws -> TCPConnection {
-        guard !host.isEmpty else { throw AsyncSocketError.badParam("Empty host") }
-        guard (1...65_535).contains(port) else { throw AsyncSocketError.badParam("Port \(port) is out of range") }
+        guard !host.isEmpty else { throw GCDAsyncSocketError.badParam("Empty host") }
+        guard (1...65_535).contains(port) else { throw GCDAsyncSocketError.badParam("Port \(port) is out of range") }
         try tls?.validate(asyncFace: true, expectsServer: false)
         return try await connect(
             target: .host(host, port: port),
@@ -120,7 +120,7 @@ public final class TCPConnection: Sendable {
 
     /// Connects to an IPv4, IPv6 or unix-domain address; with `tls`, secures it before returning (the name is
     /// verified only when ``TLSSettings/peerName`` is set).
-    /// - Throws: ``AsyncSocketError`` as ``connect(host:port:timeout:tls:on:logger:)``.
+    /// - Throws: ``GCDAsyncSocketError`` as ``connect(host:port:timeout:tls:on:logger:)``.
     public static func connect(
         to address: SocketAddress,
         timeout: Duration = .seconds(10),
@@ -135,7 +135,7 @@ public final class TCPConnection: Sendable {
             target = .unixPath(address.pathname ?? "")
         default:
             guard let port = address.port, (1...65_535).contains(port) else {
-                throw AsyncSocketError.badParam("Port \(address.port ?? 0) is out of range")
+                throw GCDAsyncSocketError.badParam("Port \(address.port ?? 0) is out of range")
             }
             target = .address(address)
         }
@@ -169,7 +169,7 @@ public final class TCPConnection: Sendable {
                         return try adopt(channel, connectHost: host, logger: logger)
                     } catch {
                         channel.close(promise: nil)
-                        throw AsyncSocketError.wrapping(error, function: "connect")
+                        throw GCDAsyncSocketError.wrapping(error, function: "connect")
                     }
                 }.flatMap { connection in
                     guard let tls else { return loop.makeSucceededFuture(connection) }
@@ -222,7 +222,7 @@ public final class TCPConnection: Sendable {
     /// - Throws: `.badParam` (negative length), `.readTimeout`, `.closed` (the peer closed first; the partial bytes
     ///   stay buffered), `CancellationError`. Nothing is consumed when it throws.
     public func read(toLength length: Int, timeout: Duration? = nil) async throws -> ByteBuffer {
-        guard length >= 0 else { throw AsyncSocketError.badParam("Negative length \(length)") }
+        guard length >= 0 else { throw GCDAsyncSocketError.badParam("Negative length \(length)") }
         if length == 0 { return ByteBuffer() }
         return try await read(.length(length), timeout: timeout)!
     }
@@ -241,9 +241,9 @@ public final class TCPConnection: Sendable {
     ) async throws
         -> ByteBuffer
     {
-        guard !separator.isEmpty else { throw AsyncSocketError.badParam("Empty separator") }
+        guard !separator.isEmpty else { throw GCDAsyncSocketError.badParam("Empty separator") }
         guard maxLength >= separator.count else {
-            throw AsyncSocketError.badParam("maxLength \(maxLength) is shorter than the separator")
+            throw GCDAsyncSocketError.badParam("maxLength \(maxLength) is shorter than the separator")
         }
         return try await read(.separator(separator, maxLength: maxLength), timeout: timeout)!
     }
@@ -252,7 +252,7 @@ public final class TCPConnection: Sendable {
     /// - Returns: the bytes, or nil once the peer closed and every byte has been read.
     /// - Throws: `.badParam` (`maxLength < 1`), `.readTimeout`, `CancellationError`.
     public func readAvailable(maxLength: Int = 65_536, timeout: Duration? = nil) async throws -> ByteBuffer? {
-        guard maxLength >= 1 else { throw AsyncSocketError.badParam("maxLength must be at least 1") }
+        guard maxLength >= 1 else { throw GCDAsyncSocketError.badParam("maxLength must be at least 1") }
         return try await read(.available(maxLength: maxLength), timeout: timeout)
     }
 

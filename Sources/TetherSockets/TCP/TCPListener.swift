@@ -46,7 +46,7 @@ public final class TCPListener: Sendable {
     ///   - eventLoopGroup: the engine's event loops.
     ///   - logger: logs at `.debug` the bound address, each connection handed to the consumer, failed TLS
     ///     handshakes, and each pause of accepting.
-    /// - Throws: ``AsyncSocketError``: `.badParam` for a bad port, empty host, backlog or pending limit below 1,
+    /// - Throws: ``GCDAsyncSocketError``: `.badParam` for a bad port, empty host, backlog or pending limit below 1,
     ///   `.badConfig` for TLS settings that are not a usable server's, `.other` with the POSIX error of a failed
     ///   bind.
     public static func bind(
@@ -58,16 +58,16 @@ public final class TCPListener: Sendable {
         on eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger? = nil
     ) async throws -> TCPListener {
-        guard !host.isEmpty else { throw AsyncSocketError.badParam("Empty host") }
-        guard (0...65_535).contains(port) else { throw AsyncSocketError.badParam("Port \(port) is out of range") }
-        guard backlog >= 1 else { throw AsyncSocketError.badParam("Backlog must be at least 1") }
+        guard !host.isEmpty else { throw GCDAsyncSocketError.badParam("Empty host") }
+        guard (0...65_535).contains(port) else { throw GCDAsyncSocketError.badParam("Port \(port) is out of range") }
+        guard backlog >= 1 else { throw GCDAsyncSocketError.badParam("Backlog must be at least 1") }
         guard maxPendingConnections >= 1 else {
-            throw AsyncSocketError.badParam("maxPendingConnections must be at least 1")
+            throw GCDAsyncSocketError.badParam("maxPendingConnections must be at least 1")
         }
         try tls?.validate(asyncFace: true, expectsServer: true)
         let loop = eventLoopGroup.next()
         let addresses = try await HostResolver.resolve(host: host, port: port, on: loop).get()
-        guard let address = addresses.first else { throw AsyncSocketError.badParam("No address for \(host)") }
+        guard let address = addresses.first else { throw GCDAsyncSocketError.badParam("No address for \(host)") }
         let gate = AcceptGate(limit: maxPendingConnections)
         let (stream, continuation) = AsyncThrowingStream<TCPConnection, any Error>.makeStream()
         let handOver: @Sendable (TCPConnection, any Channel) -> Void = { connection, child in
@@ -101,7 +101,7 @@ public final class TCPListener: Sendable {
                             handOver(connection, child)
                             return
                         }
-                        let handshakeLimit = AsyncSocketError.tls(
+                        let handshakeLimit = GCDAsyncSocketError.tls(
                             "The client's TLS handshake timed out",
                             underlying: nil
                         )
@@ -121,7 +121,7 @@ public final class TCPListener: Sendable {
                 .get()
         } catch {
             continuation.finish()
-            throw AsyncSocketError.wrapping(error, function: "bind")
+            throw GCDAsyncSocketError.wrapping(error, function: "bind")
         }
         gate.attach(channel)
         channel.closeFuture.whenComplete { _ in continuation.finish() }
@@ -183,7 +183,7 @@ public final class TCPListener: Sendable {
             /// - Throws: `.badConfig` for a second concurrent iterator.
             public mutating func next() async throws -> TCPConnection? {
                 guard base != nil else {
-                    throw AsyncSocketError.badConfig("The connections of a listener have one consumer at a time")
+                    throw GCDAsyncSocketError.badConfig("The connections of a listener have one consumer at a time")
                 }
                 let connection = try await base!.next()
                 if connection != nil { listener.gate.released() }

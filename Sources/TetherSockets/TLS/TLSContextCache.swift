@@ -77,7 +77,7 @@ enum TLSContextCache {
         do {
             return try NIOSSLContext(configuration: configuration)
         } catch {
-            throw AsyncSocketError(
+            throw GCDAsyncSocketError(
                 code: .badConfig,
                 message: "The TLS settings cannot be used: \(error)",
                 underlying: error

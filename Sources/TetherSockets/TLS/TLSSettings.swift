@@ -2,7 +2,7 @@ import NIOCore
 public import NIOSSL
 
 /// How a connection is secured: the role, whom to trust, what to present. Shared by both faces
-/// (``AsyncSocket/startTLS(_:)``, ``TCPConnection/connect(host:port:timeout:tls:on:logger:)``,
+/// (``GCDAsyncSocket/startTLS(_:)``, ``TCPConnection/connect(host:port:timeout:tls:on:logger:)``,
 /// ``TCPListener/bind(host:port:tls:backlog:maxPendingConnections:on:logger:)``).
 ///
 /// Secure by default: a client verifies the server's chain against ``trustRoots`` and, when it connected by host name
@@ -36,7 +36,7 @@ public struct TLSSettings: Sendable, Hashable {
     /// The roots peers' chains are verified against; the system store by default.
     public var trustRoots: NIOSSLTrustRoots
     /// Replaces every built-in check (chain, name, pins) by the delegate's answer
-    /// (``AsyncSocketDelegate/socket(_:didReceive:completionHandler:)``); delegate face only.
+    /// (``GCDAsyncSocketDelegate/socket(_:didReceive:completionHandler:)``); delegate face only.
     public var manuallyEvaluatesTrust: Bool
     /// The oldest version accepted; TLS 1.2 by default.
     public var minimumTLSVersion: TLSVersion
@@ -110,31 +110,31 @@ extension TLSSettings {
     }
 
     /// Checks the settings for a role (`expectsServer` nil: either role).
-    /// - Throws: ``AsyncSocketError`` `.badConfig`.
+    /// - Throws: ``GCDAsyncSocketError`` `.badConfig`.
     func validate(asyncFace: Bool, expectsServer: Bool?) throws {
         if let expectsServer, expectsServer != isServer {
-            throw AsyncSocketError.badConfig(
+            throw GCDAsyncSocketError.badConfig(
                 expectsServer
                     ? "TLS settings for a listener must have isServer = true"
                     : "TLS settings for a connecting client must have isServer = false"
             )
         }
         if isServer && (certificateChain.isEmpty || privateKey == nil) {
-            throw AsyncSocketError.badConfig("A TLS server needs a certificate chain and its private key")
+            throw GCDAsyncSocketError.badConfig("A TLS server needs a certificate chain and its private key")
         }
         if !certificateChain.isEmpty && privateKey == nil {
-            throw AsyncSocketError.badConfig("A certificate chain needs its private key")
+            throw GCDAsyncSocketError.badConfig("A certificate chain needs its private key")
         }
         if let bad = pinnedPublicKeyHashes.first(where: { $0.count != 32 }) {
-            throw AsyncSocketError.badConfig("A pinned public key hash must be 32 bytes (SHA-256), not \(bad.count)")
+            throw GCDAsyncSocketError.badConfig("A pinned public key hash must be 32 bytes (SHA-256), not \(bad.count)")
         }
         if asyncFace && manuallyEvaluatesTrust {
-            throw AsyncSocketError.badConfig(
-                "manuallyEvaluatesTrust needs a delegate to answer: use AsyncSocket, or trustRoots and pins"
+            throw GCDAsyncSocketError.badConfig(
+                "manuallyEvaluatesTrust needs a delegate to answer: use GCDAsyncSocket, or trustRoots and pins"
             )
         }
         if let maximum = maximumTLSVersion, Self.rank(maximum) < Self.rank(minimumTLSVersion) {
-            throw AsyncSocketError.badConfig("maximumTLSVersion is older than minimumTLSVersion")
+            throw GCDAsyncSocketError.badConfig("maximumTLSVersion is older than minimumTLSVersion")
         }
     }
 }

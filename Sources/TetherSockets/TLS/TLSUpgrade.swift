@@ -12,7 +12,7 @@ final class TLSUpgrade {
     /// Fails the handshake with `timeoutError` after this long (the async face's connect timeout, a listener's
     /// handshake limit); nil = no limit (the original's `startTLS`).
     let timeout: TimeAmount?
-    let timeoutError: AsyncSocketError
+    let timeoutError: GCDAsyncSocketError
     /// Completed when the connection is secure, failed with the error that closed it.
     let promise: EventLoopPromise<Void>?
 
@@ -20,7 +20,7 @@ final class TLSUpgrade {
         settings: TLSSettings,
         connectHost: String?,
         timeout: TimeAmount? = nil,
-        timeoutError: AsyncSocketError = .connectTimeout,
+        timeoutError: GCDAsyncSocketError = .connectTimeout,
         promise: EventLoopPromise<Void>?
     ) {
         self.settings = settings
@@ -82,7 +82,7 @@ final class TLSUpgrade {
     }
 
     /// Pinning: nil when the leaf's SPKI hash is pinned (or nothing is pinned), else the error to close with.
-    func pinningFailure(leaf: NIOSSLCertificate?) -> AsyncSocketError? {
+    func pinningFailure(leaf: NIOSSLCertificate?) -> GCDAsyncSocketError? {
         let pins = settings.pinnedPublicKeyHashes
         guard !pins.isEmpty, !settings.manuallyEvaluatesTrust, !settings.skipsVerification else { return nil }
         guard let leaf, let spki = try? leaf.extractPublicKey().toSPKIBytes() else {
@@ -97,13 +97,13 @@ final class TLSUpgrade {
 @available(*, unavailable)
 extension TLSUpgrade: Sendable {}
 
-extension AsyncSocketError {
+extension GCDAsyncSocketError {
     /// A TLS failure: code `.other`, domain `.tls`.
-    static func tls(_ message: String, underlying: (any Error)?) -> AsyncSocketError {
-        AsyncSocketError(code: .other, domain: .tls, message: message, underlying: underlying)
+    static func tls(_ message: String, underlying: (any Error)?) -> GCDAsyncSocketError {
+        GCDAsyncSocketError(code: .other, domain: .tls, message: message, underlying: underlying)
     }
 
-    static var peerCertificateRejected: AsyncSocketError {
+    static var peerCertificateRejected: GCDAsyncSocketError {
         .tls("Peer certificate rejected", underlying: nil)
     }
 }

@@ -20,7 +20,7 @@ final class AsyncFaceUDPOwner: UDPEngineOwner {
 
     func engineDidClose(_ engine: UDPEngine, error: (any Error)?) {
         if let error {
-            source.finish(AsyncSocketError.wrapping(error, function: "recvmsg"))
+            source.finish(GCDAsyncSocketError.wrapping(error, function: "recvmsg"))
         } else {
             source.finish()
         }

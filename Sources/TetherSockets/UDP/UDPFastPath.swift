@@ -20,7 +20,7 @@ final class UDPFastPath: Sendable {
 
     enum Result {
         case sent
-        case failed(AsyncUdpSocketError)
+        case failed(GCDAsyncUdpSocketError)
     }
 
     private let state = LockedBox(State())

@@ -5,12 +5,12 @@ import NIOCore
 import NIOPosix
 import TetherConcurrency
 
-/// One life of an ``AsyncUdpSocket`` on its event loop: executes the actions of its ``UDPStateMachine`` (registers
+/// One life of an ``GCDAsyncUdpSocket`` on its event loop: executes the actions of its ``UDPStateMachine`` (registers
 /// channels, resolves names, connects, writes, runs filters on their queues, arms timers, delivers callbacks) and
 /// feeds the results back to it as events. It decides nothing itself. Every member is touched on `loop` only,
 /// except the entry points, which hop there.
 final class UDPLife: UDPEngineOwner {
-    let socket: AsyncUdpSocket
+    let socket: GCDAsyncUdpSocket
     let life: UInt64
     let loop: any EventLoop
     /// Direct sends from the sending thread while the queue is idle; mirrors the machine's state.
@@ -25,10 +25,10 @@ final class UDPLife: UDPEngineOwner {
     /// Events fed while the machine's actions run wait here: one event's actions all run before the next event.
     private var events = CircularBuffer<UDPStateMachine.Event>()
     private var isHandling = false
-    private var sendFilter: AsyncUdpSocket.SendFilter?
-    private var receiveFilter: AsyncUdpSocket.ReceiveFilter?
+    private var sendFilter: GCDAsyncUdpSocket.SendFilter?
+    private var receiveFilter: GCDAsyncUdpSocket.ReceiveFilter?
 
-    init(socket: AsyncUdpSocket, life: UInt64, loop: any EventLoop) {
+    init(socket: GCDAsyncUdpSocket, life: UInt64, loop: any EventLoop) {
         self.socket = socket
         self.life = life
         self.loop = loop
@@ -81,7 +81,7 @@ final class UDPLife: UDPEngineOwner {
         onLoop { me in me.feed(.closeAfterSendingAsked) }
     }
 
-    func setReceiveMode(_ newMode: AsyncUdpSocket.ReceiveMode) {
+    func setReceiveMode(_ newMode: GCDAsyncUdpSocket.ReceiveMode) {
         onLoop { me in me.feed(.receiveAsked(newMode)) }
     }
 
@@ -208,7 +208,7 @@ final class UDPLife: UDPEngineOwner {
 
     private func connect(to address: SocketAddress) {
         guard let channel = channels[address.protocol] else {
-            let error = AsyncUdpSocketError.other("No socket for the address family of \(address)")
+            let error = GCDAsyncUdpSocketError.other("No socket for the address family of \(address)")
             feed(.connectCompleted(.failure(error)))
             return
         }

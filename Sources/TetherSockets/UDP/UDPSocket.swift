@@ -13,7 +13,7 @@ import Darwin
 
 /// A UDP socket for Swift concurrency: send datagrams with `send(_:to:)`, receive them from ``datagrams``.
 ///
-/// The async face of the same datagram engine that serves ``AsyncUdpSocket``. The engine reads from the kernel only
+/// The async face of the same datagram engine that serves ``GCDAsyncUdpSocket``. The engine reads from the kernel only
 /// while ``datagrams`` has room (a small buffer between the engine and the consumer): a slow consumer makes it stop
 /// reading, and the kernel then drops what does not fit its receive buffer, as UDP does. A failed send (`EMSGSIZE`,
 /// unreachable) throws for that send only; the socket stays open.
@@ -67,7 +67,7 @@ public final class UDPSocket: Sendable {
     ///   - port: 0...65535.
     ///   - eventLoopGroup: the engine's event loops.
     ///   - logger: where to log at debug level.
-    /// - Throws: ``AsyncSocketError``: `.badParam` for an empty host or a bad port, `.other` with the POSIX or DNS
+    /// - Throws: ``GCDAsyncSocketError``: `.badParam` for an empty host or a bad port, `.other` with the POSIX or DNS
     ///   error when binding fails.
     public static func bind(
         host: String,
@@ -75,12 +75,12 @@ public final class UDPSocket: Sendable {
         on eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger? = nil
     ) async throws -> UDPSocket {
-        guard !host.isEmpty else { throw AsyncSocketError.badParam("Empty host") }
-        guard (0...65_535).contains(port) else { throw AsyncSocketError.badParam("Port \(port) is out of range") }
+        guard !host.isEmpty else { throw GCDAsyncSocketError.badParam("Empty host") }
+        guard (0...65_535).contains(port) else { throw GCDAsyncSocketError.badParam("Port \(port) is out of range") }
         let loop = eventLoopGroup.next()
         let addresses = try await HostResolver.resolve(host: host, port: port, on: loop).get()
         guard let address = addresses.first else {
-            throw AsyncSocketError.dns(DNSLookupError(code: EAI_FAIL, host: host))
+            throw GCDAsyncSocketError.dns(DNSLookupError(code: EAI_FAIL, host: host))
         }
         let relay = DemandRelay()
         let made = Producer.makeSequence(
@@ -92,19 +92,19 @@ public final class UDPSocket: Sendable {
         let source = UncheckedSendableBox(made.source)
         let descriptor: Int32
         do {
-            descriptor = try AsyncUdpSocket.makeSocket(
+            descriptor = try GCDAsyncUdpSocket.makeSocket(
                 address.protocol == .inet6 ? AF_INET6 : AF_INET,
                 sendBuffer: 0,
                 ipv6Only: false
             )
             do {
-                try AsyncUdpSocket.bindDescriptor(descriptor, to: address)
+                try GCDAsyncUdpSocket.bindDescriptor(descriptor, to: address)
             } catch {
                 _ = UDPSystem.close(descriptor)
                 throw error
             }
-        } catch let error as AsyncUdpSocketError {
-            throw AsyncSocketError(
+        } catch let error as GCDAsyncUdpSocketError {
+            throw GCDAsyncSocketError(
                 code: .other,
                 domain: error.domain,
                 message: error.message,
@@ -126,7 +126,7 @@ public final class UDPSocket: Sendable {
                 }
                 .withBoundSocket(descriptor).get()
         } catch {
-            throw AsyncSocketError.wrapping(error, function: "bind")
+            throw GCDAsyncSocketError.wrapping(error, function: "bind")
         }
         logger?.debug("udp bound", metadata: ["local": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
         let (engine, gate) = try await channel.eventLoop.submit {
@@ -144,21 +144,21 @@ public final class UDPSocket: Sendable {
     public var datagrams: Datagrams { Datagrams(socket: self) }
 
     /// Sends one datagram to `address`; returns when the kernel took it.
-    /// - Throws: ``AsyncSocketError``: `.closed` after ``close()``; `.other`, domain `.posix`, with the errno the
+    /// - Throws: ``GCDAsyncSocketError``: `.closed` after ``close()``; `.other`, domain `.posix`, with the errno the
     ///   kernel answered (`EMSGSIZE` for more than 65,507 bytes to an IPv4 address, raised by Tether itself).
     ///   The socket stays open.
     public func send(_ data: ByteBuffer, to address: SocketAddress) async throws {
         try Task.checkCancellation()
-        guard !closed.withLock({ $0 }) else { throw AsyncSocketError.closedLocally }
+        guard !closed.withLock({ $0 }) else { throw GCDAsyncSocketError.closedLocally }
         if address.protocol == .inet, data.readableBytes > 65_507 {
-            throw AsyncSocketError.posix(EMSGSIZE, function: "sendmsg")
+            throw GCDAsyncSocketError.posix(EMSGSIZE, function: "sendmsg")
         }
         let envelope = AddressedEnvelope(remoteAddress: address, data: data)
         // Straight to the kernel from this thread when nothing waits in NIO: no hop to the event loop and back.
         switch gate.send(envelope) {
         case .sent: return
         case .failed(let code): throw Self.sendError(IOError(errnoCode: code, reason: "sendto"))
-        case .closed: throw AsyncSocketError.closedLocally
+        case .closed: throw GCDAsyncSocketError.closedLocally
         case .queue: break
         }
         let promise = channel.eventLoop.makePromise(of: Void.self)
@@ -170,7 +170,7 @@ public final class UDPSocket: Sendable {
             try await promise.futureResult.get()
         } catch {
             if closed.withLock({ $0 }) || (error as? ChannelError) == .ioOnClosedChannel {
-                throw AsyncSocketError.closedLocally
+                throw GCDAsyncSocketError.closedLocally
             }
             throw Self.sendError(error)
         }
@@ -179,23 +179,23 @@ public final class UDPSocket: Sendable {
     /// Resolves `host` (per call) and sends one datagram to its first address of this socket's family.
     /// - Throws: as ``send(_:to:)``, plus `.badParam` for an empty host or a bad port and the DNS error.
     public func send(_ data: ByteBuffer, toHost host: String, port: Int) async throws {
-        guard !host.isEmpty else { throw AsyncSocketError.badParam("Empty host") }
-        guard (1...65_535).contains(port) else { throw AsyncSocketError.badParam("Port \(port) is out of range") }
+        guard !host.isEmpty else { throw GCDAsyncSocketError.badParam("Empty host") }
+        guard (1...65_535).contains(port) else { throw GCDAsyncSocketError.badParam("Port \(port) is out of range") }
         let addresses = try await HostResolver.resolve(host: host, port: port, on: channel.eventLoop).get()
         let family = localAddress.protocol
         guard let address = addresses.first(where: { $0.protocol == family }) ?? addresses.first else {
-            throw AsyncSocketError.dns(DNSLookupError(code: EAI_FAIL, host: host))
+            throw GCDAsyncSocketError.dns(DNSLookupError(code: EAI_FAIL, host: host))
         }
         try await send(data, to: address)
     }
 
     /// Turns `SO_BROADCAST` on or off.
     public func setBroadcastEnabled(_ enabled: Bool) async throws {
-        guard !closed.withLock({ $0 }) else { throw AsyncSocketError.closedLocally }
+        guard !closed.withLock({ $0 }) else { throw GCDAsyncSocketError.closedLocally }
         do {
             try await channel.setOption(.socketOption(.so_broadcast), value: enabled ? 1 : 0).get()
         } catch {
-            throw AsyncSocketError.wrapping(error, function: "setsockopt")
+            throw GCDAsyncSocketError.wrapping(error, function: "setsockopt")
         }
     }
 
@@ -212,20 +212,20 @@ public final class UDPSocket: Sendable {
     }
 
     private func changeMembership(_ group: String, interface: String?, join: Bool) async throws {
-        guard !closed.withLock({ $0 }) else { throw AsyncSocketError.closedLocally }
+        guard !closed.withLock({ $0 }) else { throw GCDAsyncSocketError.closedLocally }
         guard let groupAddress = try? SocketAddress(ipAddress: group, port: 0) else {
-            throw AsyncSocketError.badParam("Multicast group must be a numeric IP address: \(group)")
+            throw GCDAsyncSocketError.badParam("Multicast group must be a numeric IP address: \(group)")
         }
         guard groupAddress.protocol == localAddress.protocol else {
-            throw AsyncSocketError.badParam("Socket and group do not have matching IP versions")
+            throw GCDAsyncSocketError.badParam("Socket and group do not have matching IP versions")
         }
         var interfaceIPv4: SocketAddress?
         var interfaceIndex: UInt32 = 0
         if let interface {
             interfaceIPv4 = try? InterfaceResolver.resolve(interface)?.ipv4
-            interfaceIndex = AsyncUdpSocket.interfaceIndex(interface)
+            interfaceIndex = GCDAsyncUdpSocket.interfaceIndex(interface)
             let known = groupAddress.protocol == .inet ? interfaceIPv4 != nil : interfaceIndex != 0
-            guard known else { throw AsyncSocketError.badParam("Unknown interface \"\(interface)\" for this group") }
+            guard known else { throw GCDAsyncSocketError.badParam("Unknown interface \"\(interface)\" for this group") }
         }
         // setsockopt on the engine's loop, where the descriptor cannot be closed under us. NIO's own joinGroup
         // refuses interfaces without the MULTICAST flag, such as loopback.
@@ -236,7 +236,7 @@ public final class UDPSocket: Sendable {
         let index = interfaceIndex
         do {
             try await channel.eventLoop.submit {
-                try AsyncUdpSocket.setMembership(
+                try GCDAsyncUdpSocket.setMembership(
                     engine.value.descriptor,
                     group: group.value,
                     interfaceIPv4: address.value,
@@ -244,8 +244,8 @@ public final class UDPSocket: Sendable {
                     join: join
                 )
             }.get()
-        } catch let error as AsyncUdpSocketError {
-            throw AsyncSocketError(
+        } catch let error as GCDAsyncUdpSocketError {
+            throw GCDAsyncSocketError(
                 code: .other,
                 domain: error.domain,
                 message: error.message,
@@ -267,13 +267,13 @@ public final class UDPSocket: Sendable {
         } catch ChannelError.alreadyClosed {
             return
         } catch {
-            throw AsyncSocketError.wrapping(error, function: "close")
+            throw GCDAsyncSocketError.wrapping(error, function: "close")
         }
     }
 
-    static func sendError(_ error: any Error) -> AsyncSocketError {
+    static func sendError(_ error: any Error) -> GCDAsyncSocketError {
         if let errno = UDPErrno.of(error) { return .posix(errno, function: "sendmsg") }
-        return AsyncSocketError.wrapping(error, function: "sendmsg")
+        return GCDAsyncSocketError.wrapping(error, function: "sendmsg")
     }
 
     fileprivate func takeIterator() -> Bool {
@@ -296,14 +296,14 @@ public final class UDPSocket: Sendable {
             }
             return AsyncIterator(
                 base: nil,
-                error: AsyncSocketError.badConfig("Datagrams can be iterated by one consumer only")
+                error: GCDAsyncSocketError.badConfig("Datagrams can be iterated by one consumer only")
             )
         }
 
         /// Iterates the received datagrams.
         public struct AsyncIterator: AsyncIteratorProtocol {
             var base: Producer.AsyncIterator?
-            var error: AsyncSocketError?
+            var error: GCDAsyncSocketError?
 
             /// The next datagram, or nil after the socket closed.
             public mutating func next() async throws -> Datagram? {

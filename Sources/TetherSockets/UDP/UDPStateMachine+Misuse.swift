@@ -34,7 +34,7 @@ extension UDPStateMachine {
     }
 
     /// The error the original answers `call` with in `view`, nil when the call may go on.
-    static func misuse(of call: Call, in view: FaceView) -> AsyncUdpSocketError? {
+    static func misuse(of call: Call, in view: FaceView) -> GCDAsyncUdpSocketError? {
         switch call {
         case .createSockets:
             guard view.phase == .none else { return nil }
@@ -71,7 +71,7 @@ extension UDPStateMachine {
         }
     }
 
-    private static func delegateMisuse(_ view: FaceView) -> AsyncUdpSocketError? {
+    private static func delegateMisuse(_ view: FaceView) -> GCDAsyncUdpSocketError? {
         guard view.hasDelegate else {
             return .badConfig("Attempting to use socket without a delegate. Set a delegate first.")
         }
@@ -81,7 +81,7 @@ extension UDPStateMachine {
         return nil
     }
 
-    private static func familyMisuse(_ view: FaceView) -> AsyncUdpSocketError? {
+    private static func familyMisuse(_ view: FaceView) -> GCDAsyncUdpSocketError? {
         guard view.hasEnabledFamily else {
             return .badConfig("Both IPv4 and IPv6 have been disabled. Must enable at least one protocol first.")
         }

@@ -4,7 +4,7 @@ import NIOCore
 extension UDPStateMachine {
     // MARK: receiving
 
-    mutating func receiveAsked(_ mode: AsyncUdpSocket.ReceiveMode) -> [Action] {
+    mutating func receiveAsked(_ mode: GCDAsyncUdpSocket.ReceiveMode) -> [Action] {
         if case .closed = state { return [] }
         receiving.setMode(mode)
         return deliverReceived()

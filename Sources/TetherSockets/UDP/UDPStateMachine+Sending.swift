@@ -98,22 +98,24 @@ extension UDPStateMachine {
         switch outgoing.destination {
         case nil:
             guard let connected else {
-                throw AsyncUdpSocketError.badConfig("You must specify destination of packet for a non-connected socket")
+                throw GCDAsyncUdpSocketError.badConfig(
+                    "You must specify destination of packet for a non-connected socket"
+                )
             }
             address = connected
         case .address(let given):
             guard connected == nil else {
-                throw AsyncUdpSocketError.badConfig("Cannot specify destination of packet for connected socket")
+                throw GCDAsyncUdpSocketError.badConfig("Cannot specify destination of packet for connected socket")
             }
             address = try choose(from: [given])
         case .host:
             guard connected == nil else {
-                throw AsyncUdpSocketError.badConfig("Cannot specify destination of packet for connected socket")
+                throw GCDAsyncUdpSocketError.badConfig("Cannot specify destination of packet for connected socket")
             }
             address = try choose(from: resolved?.get() ?? [])
         }
         if address.protocol == .inet, outgoing.data.count > Self.maxIPv4Datagram {
-            throw AsyncUdpSocketError.posix(EMSGSIZE, function: "sendmsg")
+            throw GCDAsyncUdpSocketError.posix(EMSGSIZE, function: "sendmsg")
         }
         return address
     }
@@ -128,7 +130,7 @@ extension UDPStateMachine {
         case .ipv6: chosen = usable.first { $0.protocol == .inet6 } ?? usable.first
         }
         guard let chosen else {
-            throw AsyncUdpSocketError.other(
+            throw GCDAsyncUdpSocketError.other(
                 "Address family of the resolved addresses is disabled or its socket is not available"
             )
         }
@@ -156,7 +158,7 @@ extension UDPStateMachine {
 
     private mutating func write(_ outgoing: UDPOutgoing, to address: SocketAddress, closing: Bool) -> [Action] {
         guard families.contains(address.protocol) else {
-            let error = AsyncUdpSocketError.other("No socket for the address family of \(address)")
+            let error = GCDAsyncUdpSocketError.other("No socket for the address family of \(address)")
             return finish(.notSent(tag: outgoing.tag, error), closing: closing)
         }
         lastWrite &+= 1

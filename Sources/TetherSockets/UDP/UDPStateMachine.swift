@@ -9,14 +9,14 @@ import Musl
 import Darwin
 #endif
 
-/// The decisions of one ``AsyncUdpSocket`` life (from its sockets' creation to their close), as a value: events in
+/// The decisions of one ``GCDAsyncUdpSocket`` life (from its sockets' creation to their close), as a value: events in
 /// (bind asked, a channel active or closed, send or connect asked, a name resolved, a filter's verdict, a write
 /// done, a timer fired, receive asked, a datagram read, close asked), actions out (register or close a channel,
 /// resolve, connect, write, run a filter, arm or cancel a timer, deliver a callback, end the life). It does no I/O:
 /// ``UDPLife`` executes its actions on the event loop and feeds it the results, and tests drive it directly.
 ///
 /// Packets (sends and connects) are processed one at a time in the order they were asked for; a packet's callback
-/// is delivered before the next packet starts. Receiving follows ``AsyncUdpSocket/ReceiveQueue``.
+/// is delivered before the next packet starts. Receiving follows ``GCDAsyncUdpSocket/ReceiveQueue``.
 struct UDPStateMachine {
     typealias Family = NIOBSDSocket.ProtocolFamily
 
@@ -56,7 +56,7 @@ struct UDPStateMachine {
 
     /// What the machine reads from the socket's configuration (the life refreshes it before each event).
     struct Settings {
-        var preference = AsyncUdpSocket.Preference.neutral
+        var preference = GCDAsyncUdpSocket.Preference.neutral
         var hasSendFilter = false
         var hasReceiveFilter = false
         var maxReceiveIPv4 = Int(UInt16.max)
@@ -87,7 +87,7 @@ struct UDPStateMachine {
         case writeStarted(id: UInt64)
         case writeCompleted(id: UInt64, Result<Void, any Error>)
         case timerFired(id: UInt64)
-        case receiveAsked(AsyncUdpSocket.ReceiveMode)
+        case receiveAsked(GCDAsyncUdpSocket.ReceiveMode)
         case datagramReceived(AddressedEnvelope<ByteBuffer>)
         case receiveFilterAnswered(keep: Bool, data: Data, from: SocketAddress, context: Any?)
         case closeAfterSendingAsked
@@ -116,7 +116,7 @@ struct UDPStateMachine {
         case runReceiveFilter(Data, from: SocketAddress)
         case deliver(Delivery)
         /// Report the life's end to the face (which shuts it down).
-        case endLife(AsyncUdpSocketError?)
+        case endLife(GCDAsyncUdpSocketError?)
         /// Close every channel; drop lookups and timers.
         case shutDown
     }
@@ -124,9 +124,9 @@ struct UDPStateMachine {
     /// A callback for the delegate.
     enum Delivery {
         case connected(SocketAddress)
-        case notConnected(AsyncUdpSocketError)
+        case notConnected(GCDAsyncUdpSocketError)
         case sent(tag: Int)
-        case notSent(tag: Int, AsyncUdpSocketError)
+        case notSent(tag: Int, GCDAsyncUdpSocketError)
         case received(Data, from: SocketAddress, context: Any?)
     }
 
@@ -136,7 +136,7 @@ struct UDPStateMachine {
     var families: Set<Family> = []
     var connected: SocketAddress?
     var sends = UDPSendQueue()
-    var receiving = AsyncUdpSocket.ReceiveQueue()
+    var receiving = GCDAsyncUdpSocket.ReceiveQueue()
     /// Whether the engines were last told to read.
     var readsOn = false
     var lastWrite: UInt64 = 0

@@ -6,7 +6,7 @@ import TetherSockets
 
 /// A delegate-face client connected to a raw POSIX peer, for byte-exact tests.
 struct RawConnection {
-    let socket: AsyncSocket
+    let socket: GCDAsyncSocket
     let recorder: SocketRecorder
     let peer: RawPeer
     let listener: RawListener
@@ -19,13 +19,13 @@ struct RawConnection {
 }
 
 func connectToRawPeer(
-    delivery: AsyncSocket.CallbackDelivery = .delegateQueue,
-    configure: (AsyncSocket) -> Void = { _ in }
+    delivery: GCDAsyncSocket.CallbackDelivery = .delegateQueue,
+    configure: (GCDAsyncSocket) -> Void = { _ in }
 ) async throws -> RawConnection {
     let listener = try RawListener()
     let recorder = SocketRecorder(label: "client")
     if delivery == .eventLoop { recorder.checksQueue = false }
-    let socket = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+    let socket = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
     socket.callbackDelivery = delivery
     configure(socket)
     try socket.connect(toHost: "127.0.0.1", onPort: listener.port, withTimeout: 5)
@@ -36,11 +36,11 @@ func connectToRawPeer(
 
 /// A delegate-face listener and a delegate-face client connected to it.
 struct SocketPair {
-    let listener: AsyncSocket
+    let listener: GCDAsyncSocket
     let listenerRecorder: SocketRecorder
-    let client: AsyncSocket
+    let client: GCDAsyncSocket
     let clientRecorder: SocketRecorder
-    let server: AsyncSocket
+    let server: GCDAsyncSocket
 
     func close() {
         client.disconnect()
@@ -51,10 +51,10 @@ struct SocketPair {
 
 func makeSocketPair(host: String = "127.0.0.1") async throws -> SocketPair {
     let listenerRecorder = SocketRecorder(label: "listener")
-    let listener = AsyncSocket(delegate: listenerRecorder, delegateQueue: listenerRecorder.queue)
+    let listener = GCDAsyncSocket(delegate: listenerRecorder, delegateQueue: listenerRecorder.queue)
     try listener.accept(onInterface: host, port: 0)
     let clientRecorder = SocketRecorder(label: "client")
-    let client = AsyncSocket(delegate: clientRecorder, delegateQueue: clientRecorder.queue)
+    let client = GCDAsyncSocket(delegate: clientRecorder, delegateQueue: clientRecorder.queue)
     try client.connect(toHost: host, onPort: listener.localPort, withTimeout: 5)
     try await listenerRecorder.wait { $0.contains(.accepted) }
     try await clientRecorder.wait { $0.contains { if case .connected = $0 { true } else { false } } }
@@ -71,14 +71,14 @@ extension Data {
     init(_ text: String) { self = Data(text.utf8) }
 }
 
-/// Expects `body` to throw an ``AsyncSocketError`` with `code`; returns it.
+/// Expects `body` to throw an ``GCDAsyncSocketError`` with `code`; returns it.
 @discardableResult
 func expectSocketError(
-    _ code: AsyncSocketError.Code,
+    _ code: GCDAsyncSocketError.Code,
     sourceLocation: SourceLocation = #_sourceLocation,
     _ body: () throws -> Void
-) -> AsyncSocketError? {
-    let error = #expect(throws: AsyncSocketError.self, sourceLocation: sourceLocation) { try body() }
+) -> GCDAsyncSocketError? {
+    let error = #expect(throws: GCDAsyncSocketError.self, sourceLocation: sourceLocation) { try body() }
     #expect(error?.code == code, sourceLocation: sourceLocation)
     return error
 }

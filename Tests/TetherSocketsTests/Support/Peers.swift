@@ -170,10 +170,10 @@ func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thr
 /// A delegate-face echo server: every accepted socket echoes what it reads.
 final class EchoServer: @unchecked Sendable {
     let recorder = SocketRecorder(label: "echo-server")
-    let socket: AsyncSocket
+    let socket: GCDAsyncSocket
 
     init(interface: String? = "127.0.0.1") throws {
-        socket = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        socket = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
         recorder.onAccept = { _, child in
             child.readData(withTimeout: -1, tag: 0)
         }

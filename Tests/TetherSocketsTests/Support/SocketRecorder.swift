@@ -50,12 +50,12 @@ struct WaitTimedOut: Error, CustomStringConvertible {
 
 /// A delegate that records every callback, checks that each runs on its queue and never two at once, and lets a
 /// test await a condition on the events (no sleeps).
-final class SocketRecorder: AsyncSocketDelegate, @unchecked Sendable {
+final class SocketRecorder: GCDAsyncSocketDelegate, @unchecked Sendable {
     let queue: DispatchQueue
     private let lock = NIOLock()
     private var recorded: [SocketEvent] = []
     private var errors: [(any Error)?] = []
-    private var accepted: [AsyncSocket] = []
+    private var accepted: [GCDAsyncSocket] = []
     private var waiters:
         [UUID: (condition: ([SocketEvent]) -> Bool, continuation: CheckedContinuation<Void, any Error>)] = [:]
     private var inCallback = false
@@ -63,9 +63,9 @@ final class SocketRecorder: AsyncSocketDelegate, @unchecked Sendable {
     /// Answers to `shouldTimeout…`, in order; 0 once they run out.
     var timeoutExtensions: [TimeInterval] = []
     /// Reactions run inside the callbacks (on the delegate's queue).
-    var onRead: ((AsyncSocket, Data, Int) -> Void)?
-    var onAccept: ((AsyncSocket, AsyncSocket) -> Void)?
-    var onConnect: ((AsyncSocket) -> Void)?
+    var onRead: ((GCDAsyncSocket, Data, Int) -> Void)?
+    var onAccept: ((GCDAsyncSocket, GCDAsyncSocket) -> Void)?
+    var onConnect: ((GCDAsyncSocket) -> Void)?
     var checksQueue = true
     /// Manual trust: the answer, given from another thread after `trustAnswerDelay`; nil never answers.
     var trustAnswer: Bool? = true
@@ -78,9 +78,9 @@ final class SocketRecorder: AsyncSocketDelegate, @unchecked Sendable {
     }
 
     var events: [SocketEvent] { lock.withLock { recorded } }
-    var acceptedSockets: [AsyncSocket] { lock.withLock { accepted } }
+    var acceptedSockets: [GCDAsyncSocket] { lock.withLock { accepted } }
     var disconnectErrors: [(any Error)?] { lock.withLock { errors } }
-    var lastError: AsyncSocketError? { lock.withLock { errors.last.flatMap { $0 as? AsyncSocketError } } }
+    var lastError: GCDAsyncSocketError? { lock.withLock { errors.last.flatMap { $0 as? GCDAsyncSocketError } } }
 
     private func record(_ event: SocketEvent, error: (any Error)?? = nil, body: () -> Void = {}) {
         if checksQueue { dispatchPrecondition(condition: .onQueue(queue)) }
@@ -128,7 +128,7 @@ final class SocketRecorder: AsyncSocketDelegate, @unchecked Sendable {
         return events
     }
 
-    func waitForDisconnect(timeout: Duration = .seconds(10)) async throws -> AsyncSocketError? {
+    func waitForDisconnect(timeout: Duration = .seconds(10)) async throws -> GCDAsyncSocketError? {
         try await wait(timeout: timeout) { $0.contains { $0.isDisconnect } }
         return lastError
     }
@@ -139,34 +139,34 @@ final class SocketRecorder: AsyncSocketDelegate, @unchecked Sendable {
 
     // MARK: delegate
 
-    func socket(_ sock: AsyncSocket, didAcceptNewSocket newSocket: AsyncSocket) {
+    func socket(_ sock: GCDAsyncSocket, didAcceptNewSocket newSocket: GCDAsyncSocket) {
         record(.accepted) {
             lock.withLock { accepted.append(newSocket) }
             onAccept?(sock, newSocket)
         }
     }
 
-    func socket(_ sock: AsyncSocket, didConnectToHost host: String, port: UInt16) {
+    func socket(_ sock: GCDAsyncSocket, didConnectToHost host: String, port: UInt16) {
         record(.connected(host: host, port: port)) { onConnect?(sock) }
     }
 
-    func socket(_ sock: AsyncSocket, didConnectTo url: URL) {
+    func socket(_ sock: GCDAsyncSocket, didConnectTo url: URL) {
         record(.connectedURL(url.path)) { onConnect?(sock) }
     }
 
-    func socket(_ sock: AsyncSocket, didRead data: Data, withTag tag: Int) {
+    func socket(_ sock: GCDAsyncSocket, didRead data: Data, withTag tag: Int) {
         record(.read(data, tag: tag)) { onRead?(sock, data, tag) }
     }
 
-    func socket(_ sock: AsyncSocket, didReadPartialDataOfLength partialLength: UInt, tag: Int) {
+    func socket(_ sock: GCDAsyncSocket, didReadPartialDataOfLength partialLength: UInt, tag: Int) {
         record(.partialRead(partialLength, tag: tag))
     }
 
-    func socket(_ sock: AsyncSocket, didWriteDataWithTag tag: Int) {
+    func socket(_ sock: GCDAsyncSocket, didWriteDataWithTag tag: Int) {
         record(.wrote(tag: tag))
     }
 
-    func socket(_ sock: AsyncSocket, didWritePartialDataOfLength partialLength: UInt, tag: Int) {
+    func socket(_ sock: GCDAsyncSocket, didWritePartialDataOfLength partialLength: UInt, tag: Int) {
         record(.partialWrite(partialLength, tag: tag))
     }
 
@@ -175,7 +175,7 @@ final class SocketRecorder: AsyncSocketDelegate, @unchecked Sendable {
     }
 
     func socket(
-        _ sock: AsyncSocket,
+        _ sock: GCDAsyncSocket,
         shouldTimeoutReadWithTag tag: Int,
         elapsed: TimeInterval,
         bytesDone length: UInt
@@ -187,7 +187,7 @@ final class SocketRecorder: AsyncSocketDelegate, @unchecked Sendable {
     }
 
     func socket(
-        _ sock: AsyncSocket,
+        _ sock: GCDAsyncSocket,
         shouldTimeoutWriteWithTag tag: Int,
         elapsed: TimeInterval,
         bytesDone length: UInt
@@ -198,16 +198,16 @@ final class SocketRecorder: AsyncSocketDelegate, @unchecked Sendable {
         return nextExtension()
     }
 
-    func socketDidCloseReadStream(_ sock: AsyncSocket) {
+    func socketDidCloseReadStream(_ sock: GCDAsyncSocket) {
         record(.readStreamClosed)
     }
 
-    func socketDidSecure(_ sock: AsyncSocket) {
+    func socketDidSecure(_ sock: GCDAsyncSocket) {
         record(.secured)
     }
 
     func socket(
-        _ sock: AsyncSocket,
+        _ sock: GCDAsyncSocket,
         didReceive trust: TLSPeerTrust,
         completionHandler: @escaping @Sendable (Bool) -> Void
     ) {
@@ -225,9 +225,9 @@ final class SocketRecorder: AsyncSocketDelegate, @unchecked Sendable {
         }
     }
 
-    func socketDidDisconnect(_ sock: AsyncSocket, withError err: (any Error)?) {
+    func socketDidDisconnect(_ sock: GCDAsyncSocket, withError err: (any Error)?) {
         record(
-            .disconnected(code: (err as? AsyncSocketError)?.code.rawValue ?? (err == nil ? nil : -1)),
+            .disconnected(code: (err as? GCDAsyncSocketError)?.code.rawValue ?? (err == nil ? nil : -1)),
             error: .some(err)
         )
     }

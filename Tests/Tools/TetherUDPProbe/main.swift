@@ -19,10 +19,10 @@ import Glibc
 #endif
 
 /// A delegate that streams every event.
-final class Events: AsyncUdpSocketDelegate, @unchecked Sendable {
+final class Events: GCDAsyncUdpSocketDelegate, @unchecked Sendable {
     enum Event: Sendable {
         case sent(Int)
-        case notSent(Int, AsyncUdpSocketError?)
+        case notSent(Int, GCDAsyncUdpSocketError?)
         case received(Data)
         case closed
     }
@@ -35,19 +35,19 @@ final class Events: AsyncUdpSocketDelegate, @unchecked Sendable {
         (stream, continuation) = AsyncStream.makeStream()
     }
 
-    func socket() -> AsyncUdpSocket { AsyncUdpSocket(delegate: self, delegateQueue: queue) }
+    func socket() -> GCDAsyncUdpSocket { GCDAsyncUdpSocket(delegate: self, delegateQueue: queue) }
 
-    func udpSocket(_ sock: AsyncUdpSocket, didSendDataWithTag tag: Int) { continuation.yield(.sent(tag)) }
-    func udpSocket(_ sock: AsyncUdpSocket, didNotSendDataWithTag tag: Int, dueToError error: (any Error)?) {
-        continuation.yield(.notSent(tag, error as? AsyncUdpSocketError))
+    func udpSocket(_ sock: GCDAsyncUdpSocket, didSendDataWithTag tag: Int) { continuation.yield(.sent(tag)) }
+    func udpSocket(_ sock: GCDAsyncUdpSocket, didNotSendDataWithTag tag: Int, dueToError error: (any Error)?) {
+        continuation.yield(.notSent(tag, error as? GCDAsyncUdpSocketError))
     }
     func udpSocket(
-        _ sock: AsyncUdpSocket,
+        _ sock: GCDAsyncUdpSocket,
         didReceive data: Data,
         fromAddress address: Data,
         withFilterContext filterContext: Any?
     ) { continuation.yield(.received(data)) }
-    func udpSocketDidClose(_ sock: AsyncUdpSocket, withError error: (any Error)?) { continuation.yield(.closed) }
+    func udpSocketDidClose(_ sock: GCDAsyncUdpSocket, withError error: (any Error)?) { continuation.yield(.closed) }
 
     /// The next event that `match` accepts, within 10 s.
     func next<T: Sendable>(_ what: String, _ match: @escaping @Sendable (Event) -> T?) async throws -> T {
@@ -96,7 +96,7 @@ func received(_ events: Events, _ what: String = "a datagram") async throws -> S
 }
 
 func sent(_ events: Events, tag: Int) async throws {
-    let error: AsyncUdpSocketError?? = try await events.next("send \(tag)") { event in
+    let error: GCDAsyncUdpSocketError?? = try await events.next("send \(tag)") { event in
         switch event {
         case .sent(let t) where t == tag: return .some(nil)
         case .notSent(let t, let error) where t == tag: return .some(error)
@@ -135,7 +135,7 @@ func broadcast() async throws -> String {
             port: Int(delegateReceiver.localPort())
         )
         throw ProbeFailure("a broadcast without the option was sent")
-    } catch let error as AsyncSocketError where error.posixErrorCode == .EACCES {}
+    } catch let error as GCDAsyncSocketError where error.posixErrorCode == .EACCES {}
     try await asyncSender.setBroadcastEnabled(true)
     try await asyncSender.send(
         ByteBuffer(string: "hello back"),

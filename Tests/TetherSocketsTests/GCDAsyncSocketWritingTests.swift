@@ -4,7 +4,7 @@ import TetherSockets
 import TetherTestSupport
 
 @Suite(.timeLimit(.minutes(1)))
-struct AsyncSocketWritingTests {
+struct GCDAsyncSocketWritingTests {
     @Test func writesCompleteInOrderAndArriveIntact() async throws {
         let connection = try await connectToRawPeer()
         defer { connection.close() }

@@ -7,7 +7,7 @@ import TetherConcurrency
 import TetherSockets
 
 @Suite(.timeLimit(.minutes(1)))
-struct AsyncSocketClosingTests {
+struct GCDAsyncSocketClosingTests {
     @Test func disconnectDropsQueuedOperationsAndReportsOnceWithNoError() async throws {
         let connection = try await connectToRawPeer()
         defer { connection.close() }
@@ -29,7 +29,7 @@ struct AsyncSocketClosingTests {
         let listener = try RawListener()
         defer { listener.close() }
         let recorder = SocketRecorder()
-        let socket = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        let socket = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
         socket.readData(toLength: 1, withTimeout: 5, tag: 1)
         socket.write(Data("early"), withTimeout: 5, tag: 2)
         try socket.connect(toHost: "127.0.0.1", onPort: listener.port, withTimeout: 5)
@@ -95,7 +95,7 @@ struct AsyncSocketClosingTests {
         let server = try EchoServer()
         defer { server.stop() }
         let recorder = SocketRecorder()
-        let socket = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        let socket = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
         recorder.onConnect = { sock in
             sock.write(Data("one\n"), withTimeout: 5, tag: 1)
             sock.readData(to: Data("\n"), withTimeout: 5, tag: 1)
@@ -122,9 +122,9 @@ struct AsyncSocketClosingTests {
         let connection = try await connectToRawPeer()
         defer { connection.close() }
         let recorder = SocketRecorder(label: "orphan")
-        weak var weakSocket: AsyncSocket?
+        weak var weakSocket: GCDAsyncSocket?
         do {
-            let orphan = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+            let orphan = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
             weakSocket = orphan
             try orphan.connect(toHost: "127.0.0.1", onPort: connection.listener.port, withTimeout: 5)
             orphan.readData(toLength: 4, withTimeout: 5, tag: 1)
@@ -144,7 +144,7 @@ struct AsyncSocketClosingTests {
         let recorder = SocketRecorder()
         recorder.checksQueue = false
         let onLoop = LockedBox<[Bool]>([])
-        let socket = AsyncSocket(delegate: recorder)
+        let socket = GCDAsyncSocket(delegate: recorder)
         socket.callbackDelivery = .eventLoop
         recorder.onConnect = { sock in
             onLoop.withLock { $0.append(MultiThreadedEventLoopGroup.currentEventLoop != nil) }
@@ -165,30 +165,30 @@ struct AsyncSocketClosingTests {
     }
 
     @Test func errorsBridgeToTheOriginalNSErrorDomain() {
-        let error = AsyncSocketError(code: .readTimeout, message: "Read operation timed out")
+        let error = GCDAsyncSocketError(code: .readTimeout, message: "Read operation timed out")
         let bridged = error as NSError
         #expect(bridged.domain == "GCDAsyncSocketErrorDomain")
         #expect(bridged.code == 4)
         #expect(bridged.localizedDescription == "Read operation timed out")
-        #expect(AsyncSocketError.Code.closed.rawValue == 7)
-        #expect(AsyncSocketError.Code.other.description == "other")
+        #expect(GCDAsyncSocketError.Code.closed.rawValue == 7)
+        #expect(GCDAsyncSocketError.Code.other.description == "other")
         do {
             throw error
-        } catch AsyncSocketError.Code.readTimeout {
+        } catch GCDAsyncSocketError.Code.readTimeout {
         } catch {
             Issue.record("code pattern did not match")
         }
     }
 
     @Test func separatorConstantsAreTheOriginals() {
-        #expect(AsyncSocket.crlfData() == Data([0x0D, 0x0A]))
-        #expect(AsyncSocket.crData() == Data([0x0D]))
-        #expect(AsyncSocket.lfData() == Data([0x0A]))
-        #expect(AsyncSocket.zeroData() == Data([0x00]))
+        #expect(GCDAsyncSocket.crlfData() == Data([0x0D, 0x0A]))
+        #expect(GCDAsyncSocket.crData() == Data([0x0D]))
+        #expect(GCDAsyncSocket.lfData() == Data([0x0A]))
+        #expect(GCDAsyncSocket.zeroData() == Data([0x00]))
     }
 
     @Test func userDataIsKeptAndNeverUsed() {
-        let socket = AsyncSocket()
+        let socket = GCDAsyncSocket()
         #expect(socket.userData == nil)
         socket.userData = 42
         #expect(socket.userData as? Int == 42)

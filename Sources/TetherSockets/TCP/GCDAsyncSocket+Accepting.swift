@@ -12,7 +12,7 @@ import Musl
 import Darwin
 #endif
 
-extension AsyncSocket {
+extension GCDAsyncSocket {
     // MARK: accepting
 
     /// Listens on `port` on every interface (IPv4 and IPv6 as enabled); 0 picks a free port (see ``localPort``).
@@ -43,7 +43,7 @@ extension AsyncSocket {
         if configuration.isIPv4Enabled, let v4 = resolved.ipv4 { targets.append(v4) }
         if configuration.isIPv6Enabled, let v6 = resolved.ipv6 { targets.append(v6) }
         guard !targets.isEmpty else {
-            throw AsyncSocketError.badParam("The interface has no address of an enabled family")
+            throw GCDAsyncSocketError.badParam("The interface has no address of an enabled family")
         }
         var descriptors: [(Int32, SocketAddress)] = []
         do {
@@ -74,12 +74,12 @@ extension AsyncSocket {
     public func accept(on url: URL) throws {
         try state.withLock { s in try checkStartable(s, action: "accept") }
         let path = url.path
-        guard !path.isEmpty else { throw AsyncSocketError.badParam("Invalid unix domain socket url.") }
+        guard !path.isEmpty else { throw GCDAsyncSocketError.badParam("Invalid unix domain socket url.") }
         if FileManager.default.fileExists(atPath: path) {
             do {
                 try FileManager.default.removeItem(atPath: path)
             } catch {
-                throw AsyncSocketError(
+                throw GCDAsyncSocketError(
                     code: .other,
                     message: "Could not remove previous unix domain socket at given url.",
                     underlying: error
@@ -90,7 +90,7 @@ extension AsyncSocket {
         do {
             address = try SocketAddress(unixDomainSocketPath: path)
         } catch {
-            throw AsyncSocketError.badParam("Invalid unix domain socket url.")
+            throw GCDAsyncSocketError.badParam("Invalid unix domain socket url.")
         }
         let fd = try ListeningSocket.open(address)
         try startListening(descriptors: [(fd, address)], path: path)
@@ -140,14 +140,14 @@ extension AsyncSocket {
 
     /// On the child's loop: wraps an accepted channel in a new socket and tells the listener's delegate.
     private func adoptAccepted(_ channel: any Channel, listenerLife: UInt64) throws {
-        let inherited: ((any AsyncSocketDelegate)?, DispatchQueue?, CallbackDelivery)? = state.withLock { s in
+        let inherited: ((any GCDAsyncSocketDelegate)?, DispatchQueue?, CallbackDelivery)? = state.withLock { s in
             guard s.lifecycle.isCurrent(life: listenerLife) else { return nil }
             return (s.delegate, s.delegateQueue, s.delivery)
         }
         guard let (delegate, queue, delivery) = inherited else {
             throw ChannelError.ioOnClosedChannel
         }
-        let child = AsyncSocket(
+        let child = GCDAsyncSocket(
             delegate: delegate,
             delegateQueue: queue,
             eventLoopGroup: eventLoopGroup,
@@ -183,11 +183,11 @@ enum ListeningSocket {
         #else
         let fd = socket(family, SOCK_STREAM, 0)
         #endif
-        guard fd >= 0 else { throw AsyncSocketError.posix(errno, function: "socket") }
+        guard fd >= 0 else { throw GCDAsyncSocketError.posix(errno, function: "socket") }
         var one: Int32 = 1
         if family != AF_UNIX {
             guard setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
-                let error = AsyncSocketError.posix(errno, function: "setsockopt")
+                let error = GCDAsyncSocketError.posix(errno, function: "setsockopt")
                 _ = close(fd)
                 throw error
             }
@@ -196,19 +196,19 @@ enum ListeningSocket {
             // Linux binds IPv6 wildcards dual-stack; the original's separate IPv4 socket needs IPv6-only here.
             guard setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size)) == 0
             else {
-                let error = AsyncSocketError.posix(errno, function: "setsockopt")
+                let error = GCDAsyncSocketError.posix(errno, function: "setsockopt")
                 _ = close(fd)
                 throw error
             }
         }
         let bound = address.withSockAddr { pointer, length in bind(fd, pointer, socklen_t(length)) }
         guard bound == 0 else {
-            let error = AsyncSocketError.posix(errno, function: "bind")
+            let error = GCDAsyncSocketError.posix(errno, function: "bind")
             _ = close(fd)
             throw error
         }
         guard listen(fd, 1024) == 0 else {
-            let error = AsyncSocketError.posix(errno, function: "listen")
+            let error = GCDAsyncSocketError.posix(errno, function: "listen")
             _ = close(fd)
             throw error
         }

@@ -13,11 +13,11 @@ import Musl
 import Darwin
 #endif
 
-extension AsyncUdpSocket {
+extension GCDAsyncUdpSocket {
     // MARK: binding and connecting
 
     /// Binds every enabled family to `port` on all interfaces (0 = each family picks a free port).
-    /// - Throws: ``AsyncUdpSocketError``: `.badConfig` (bound already, connected, no delegate, both families off) or
+    /// - Throws: ``GCDAsyncUdpSocketError``: `.badConfig` (bound already, connected, no delegate, both families off) or
     ///   the POSIX error of `bind`.
     public func bind(toPort port: UInt16) throws {
         try bind(toPort: port, interface: nil)
@@ -31,7 +31,7 @@ extension AsyncUdpSocket {
         do {
             resolved = try InterfaceResolver.resolve(interface, defaultPort: Int(port))
         } catch {
-            throw AsyncUdpSocketError.wrapping(error, function: "bind")
+            throw GCDAsyncUdpSocketError.wrapping(error, function: "bind")
         }
         let ipv4 = resolved.map { $0.ipv4 } ?? (try? SocketAddress(ipAddress: "0.0.0.0", port: Int(port)))
         let ipv6 = resolved.map { $0.ipv6 } ?? (try? SocketAddress(ipAddress: "::", port: Int(port)))
@@ -42,7 +42,7 @@ extension AsyncUdpSocket {
     /// - Throws: as ``bind(toPort:)``, plus `.badParam` for malformed bytes.
     public func bind(toAddress localAddr: Data) throws {
         guard let address = SocketAddress(sockaddrData: localAddr) else {
-            throw AsyncUdpSocketError.badParam("A valid IPv4 or IPv6 address was not given")
+            throw GCDAsyncUdpSocketError.badParam("A valid IPv4 or IPv6 address was not given")
         }
         try bind(
             ipv4: address.protocol == .inet ? address : nil,
@@ -56,7 +56,7 @@ extension AsyncUdpSocket {
             let useIPv4 = s.configuration.isIPv4Enabled ? ipv4 : nil
             let useIPv6 = s.configuration.isIPv6Enabled ? ipv6 : nil
             guard useIPv4 != nil || useIPv6 != nil else {
-                throw AsyncUdpSocketError.badParam(
+                throw GCDAsyncUdpSocketError.badParam(
                     "Unknown interface, or its address family is disabled. Specify a valid interface."
                 )
             }
@@ -77,7 +77,7 @@ extension AsyncUdpSocket {
     /// The connect waits behind the sends queued before it.
     /// - Throws: `.badConfig` (connected already, no delegate, both families off), `.badParam` for an empty host.
     public func connect(toHost host: String, onPort port: UInt16) throws {
-        guard !host.isEmpty else { throw AsyncUdpSocketError.badParam("Invalid host parameter (empty)") }
+        guard !host.isEmpty else { throw GCDAsyncUdpSocketError.badParam("Invalid host parameter (empty)") }
         let runtime = try startConnect()
         runtime.enqueue(.connect(.host(host, port: Int(port))))
     }
@@ -86,7 +86,7 @@ extension AsyncUdpSocket {
     /// - Throws: as ``connect(toHost:onPort:)``, `.badParam` for malformed bytes.
     public func connect(toAddress remoteAddr: Data) throws {
         guard let address = SocketAddress(sockaddrData: remoteAddr) else {
-            throw AsyncUdpSocketError.badParam("A valid IPv4 or IPv6 address was not given")
+            throw GCDAsyncUdpSocketError.badParam("A valid IPv4 or IPv6 address was not given")
         }
         let runtime = try startConnect()
         runtime.enqueue(.connect(.address(address)))
@@ -179,7 +179,7 @@ extension AsyncUdpSocket {
             )
         }
         guard let runtime = s.sockets?.runtime else {
-            throw AsyncUdpSocketError(code: .closed, message: "Socket closed")
+            throw GCDAsyncUdpSocketError(code: .closed, message: "Socket closed")
         }
         return runtime
     }
@@ -198,7 +198,7 @@ extension AsyncUdpSocket {
             sockets.local6 = try? SocketAddress(localAddressOf: fd)
         }
         guard sockets.fd4 != nil || sockets.fd6 != nil else {
-            throw AsyncUdpSocketError.other("No socket of an enabled family is available")
+            throw GCDAsyncUdpSocketError.other("No socket of an enabled family is available")
         }
         sockets.isBound = true
         let runtime = UDPLife(socket: self, life: sockets.life, loop: sockets.loop)

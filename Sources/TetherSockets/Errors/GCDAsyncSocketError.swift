@@ -11,9 +11,9 @@ import NIOSSL
 ///
 /// ```swift
 /// do { try socket.connect(toHost: "", onPort: 80) }
-/// catch AsyncSocketError.Code.badParam { print("no host") }
+/// catch GCDAsyncSocketError.Code.badParam { print("no host") }
 /// ```
-public struct AsyncSocketError: Error, Sendable, CustomStringConvertible, CustomNSError {
+public struct GCDAsyncSocketError: Error, Sendable, CustomStringConvertible, CustomNSError {
     /// The kind of failure; raw values are the original's.
     public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
         /// The raw error number, identical to `GCDAsyncSocketError`'s.
@@ -37,7 +37,7 @@ public struct AsyncSocketError: Error, Sendable, CustomStringConvertible, Custom
         public static let readMaxedOut = Code(rawValue: 6)
         /// The peer closed the stream (7).
         public static let closed = Code(rawValue: 7)
-        /// Anything else: POSIX, DNS, TLS (8); see ``AsyncSocketError/domain``.
+        /// Anything else: POSIX, DNS, TLS (8); see ``GCDAsyncSocketError/domain``.
         public static let other = Code(rawValue: 8)
 
         /// The code's name, e.g. `readTimeout`.
@@ -56,9 +56,9 @@ public struct AsyncSocketError: Error, Sendable, CustomStringConvertible, Custom
             }
         }
 
-        /// Matches an error against a code, so that `catch AsyncSocketError.Code.closed` works.
+        /// Matches an error against a code, so that `catch GCDAsyncSocketError.Code.closed` works.
         public static func ~= (code: Code, error: any Error) -> Bool {
-            (error as? AsyncSocketError)?.code == code
+            (error as? GCDAsyncSocketError)?.code == code
         }
     }
 
@@ -68,11 +68,11 @@ public struct AsyncSocketError: Error, Sendable, CustomStringConvertible, Custom
         case asyncSocket = "GCDAsyncSocketErrorDomain"
         /// Raised by a UDP socket.
         case asyncUdpSocket = "GCDAsyncUdpSocketErrorDomain"
-        /// A system call failed; ``AsyncSocketError/posixErrorCode`` says which errno.
+        /// A system call failed; ``GCDAsyncSocketError/posixErrorCode`` says which errno.
         case posix = "NSPOSIXErrorDomain"
-        /// Name resolution failed; ``AsyncSocketError/underlying`` is a ``DNSLookupError``.
+        /// Name resolution failed; ``GCDAsyncSocketError/underlying`` is a ``DNSLookupError``.
         case netDB = "kCFStreamErrorDomainNetDB"
-        /// TLS failed; ``AsyncSocketError/underlying`` is the TLS library's error.
+        /// TLS failed; ``GCDAsyncSocketError/underlying`` is the TLS library's error.
         case tls = "kCFStreamErrorDomainSSL"
     }
 
@@ -111,9 +111,9 @@ public struct AsyncSocketError: Error, Sendable, CustomStringConvertible, Custom
         return nil
     }
 
-    /// `AsyncSocketError(code, domain): message`, with the underlying error when there is one.
+    /// `GCDAsyncSocketError(code, domain): message`, with the underlying error when there is one.
     public var description: String {
-        var text = "AsyncSocketError(\(code), \(domain.rawValue)): \(message)"
+        var text = "GCDAsyncSocketError(\(code), \(domain.rawValue)): \(message)"
         if let underlying { text += " [\(underlying)]" }
         return text
     }
@@ -130,43 +130,43 @@ public struct AsyncSocketError: Error, Sendable, CustomStringConvertible, Custom
     }
 }
 
-extension AsyncSocketError {
-    static func badConfig(_ message: String) -> AsyncSocketError {
-        AsyncSocketError(code: .badConfig, message: message)
+extension GCDAsyncSocketError {
+    static func badConfig(_ message: String) -> GCDAsyncSocketError {
+        GCDAsyncSocketError(code: .badConfig, message: message)
     }
 
-    static func badParam(_ message: String) -> AsyncSocketError {
-        AsyncSocketError(code: .badParam, message: message)
+    static func badParam(_ message: String) -> GCDAsyncSocketError {
+        GCDAsyncSocketError(code: .badParam, message: message)
     }
 
-    static var connectTimeout: AsyncSocketError {
-        AsyncSocketError(code: .connectTimeout, message: "Attempt to connect to host timed out")
+    static var connectTimeout: GCDAsyncSocketError {
+        GCDAsyncSocketError(code: .connectTimeout, message: "Attempt to connect to host timed out")
     }
 
-    static var readTimeout: AsyncSocketError {
-        AsyncSocketError(code: .readTimeout, message: "Read operation timed out")
+    static var readTimeout: GCDAsyncSocketError {
+        GCDAsyncSocketError(code: .readTimeout, message: "Read operation timed out")
     }
 
-    static var writeTimeout: AsyncSocketError {
-        AsyncSocketError(code: .writeTimeout, message: "Write operation timed out")
+    static var writeTimeout: GCDAsyncSocketError {
+        GCDAsyncSocketError(code: .writeTimeout, message: "Write operation timed out")
     }
 
-    static var readMaxedOut: AsyncSocketError {
-        AsyncSocketError(code: .readMaxedOut, message: "Read operation reached set maximum length")
+    static var readMaxedOut: GCDAsyncSocketError {
+        GCDAsyncSocketError(code: .readMaxedOut, message: "Read operation reached set maximum length")
     }
 
-    static var closedByPeer: AsyncSocketError {
-        AsyncSocketError(code: .closed, message: "Socket closed by remote peer")
+    static var closedByPeer: GCDAsyncSocketError {
+        GCDAsyncSocketError(code: .closed, message: "Socket closed by remote peer")
     }
 
-    static var closedLocally: AsyncSocketError {
-        AsyncSocketError(code: .closed, message: "Socket is closed")
+    static var closedLocally: GCDAsyncSocketError {
+        GCDAsyncSocketError(code: .closed, message: "Socket is closed")
     }
 
     /// A POSIX failure of `function` (e.g. "connect"), errno kept.
-    static func posix(_ errno: Int32, function: String) -> AsyncSocketError {
+    static func posix(_ errno: Int32, function: String) -> GCDAsyncSocketError {
         let code = POSIXErrorCode(rawValue: errno) ?? .EIO
-        return AsyncSocketError(
+        return GCDAsyncSocketError(
             code: .other,
             domain: .posix,
             message: "Error in \(function)() function: \(String(cString: strerror(errno)))",
@@ -174,18 +174,18 @@ extension AsyncSocketError {
         )
     }
 
-    static func dns(_ error: DNSLookupError) -> AsyncSocketError {
-        AsyncSocketError(code: .other, domain: .netDB, message: error.description, underlying: error)
+    static func dns(_ error: DNSLookupError) -> GCDAsyncSocketError {
+        GCDAsyncSocketError(code: .other, domain: .netDB, message: error.description, underlying: error)
     }
 
     /// Maps whatever NIO reported into the contract's error.
-    static func wrapping(_ error: any Error, function: String) -> AsyncSocketError {
-        if let own = error as? AsyncSocketError { return own }
+    static func wrapping(_ error: any Error, function: String) -> GCDAsyncSocketError {
+        if let own = error as? GCDAsyncSocketError { return own }
         if let io = error as? IOError { return .posix(io.errnoCode, function: function) }
         if let posix = error as? POSIXError { return .posix(posix.code.rawValue, function: function) }
         if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError {
             return .tls("TLS failed: \(error)", underlying: error)
         }
-        return AsyncSocketError(code: .other, domain: .asyncSocket, message: "\(error)", underlying: error)
+        return GCDAsyncSocketError(code: .other, domain: .asyncSocket, message: "\(error)", underlying: error)
     }
 }

@@ -6,7 +6,7 @@ import TetherConcurrency
 @testable import TetherSockets
 
 @Suite(.timeLimit(.minutes(1)))
-struct AsyncSocketBufferedReadTests {
+struct GCDAsyncSocketBufferedReadTests {
     /// A read issued on the delegate queue that the buffered bytes satisfy completes while the event loop is held:
     /// it never went through the loop.
     @Test func aReadThatBufferedBytesSatisfyCompletesWithoutTheEventLoop() async throws {

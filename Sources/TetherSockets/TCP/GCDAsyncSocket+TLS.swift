@@ -1,6 +1,6 @@
 import TetherConcurrency
 
-extension AsyncSocket {
+extension GCDAsyncSocket {
     /// Secures the connection with TLS once every read and write queued before this call completed; reads and
     /// writes queued after it run encrypted. `socketDidSecure` follows the handshake.
     ///
@@ -9,7 +9,7 @@ extension AsyncSocket {
     /// name verifies that name unless ``TLSSettings/verifiesPeerName`` is false.
     ///
     /// Bad settings (a server without certificate or key, a pin that is not 32 bytes) close the socket with
-    /// ``AsyncSocketError/Code/badConfig`` through `socketDidDisconnect`; a failed handshake or a rejected
+    /// ``GCDAsyncSocketError/Code/badConfig`` through `socketDidDisconnect`; a failed handshake or a rejected
     /// certificate closes it with code `.other`, domain `.tls`.
     /// - Parameter tlsSettings: nil = ``TLSSettings/client(peerName:)`` (verify the chain and the name).
     public func startTLS(_ tlsSettings: TLSSettings?) {
@@ -23,7 +23,7 @@ extension AsyncSocket {
         let host = state.withLock { $0.connectHost }
         do {
             try settings.validate(asyncFace: false, expectsServer: nil)
-        } catch let error as AsyncSocketError {
+        } catch let error as GCDAsyncSocketError {
             adapter.withEngine { engine in engine.close(error: error) }
             return
         } catch {

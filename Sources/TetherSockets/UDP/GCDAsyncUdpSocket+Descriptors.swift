@@ -13,14 +13,14 @@ import Darwin
 #endif
 
 /// Plain system calls on datagram descriptors, shared by both faces (synchronous, so errors throw at the call).
-extension AsyncUdpSocket {
+extension GCDAsyncUdpSocket {
     static func makeSocket(_ family: Int32, sendBuffer: UInt16, ipv6Only: Bool = true) throws -> Int32 {
         #if canImport(Glibc) || canImport(Musl)
         let fd = socket(family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         #else
         let fd = socket(family, SOCK_DGRAM, 0)
         #endif
-        guard fd >= 0 else { throw AsyncUdpSocketError.posix(errno, function: "socket") }
+        guard fd >= 0 else { throw GCDAsyncUdpSocketError.posix(errno, function: "socket") }
         do {
             try setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1, function: "setsockopt(SO_REUSEADDR)")
             if sendBuffer > 0 {
@@ -50,7 +50,7 @@ extension AsyncUdpSocket {
     static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32, function: String) throws {
         var value = value
         guard setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
-            throw AsyncUdpSocketError.posix(errno, function: function)
+            throw GCDAsyncUdpSocketError.posix(errno, function: function)
         }
     }
 
@@ -67,7 +67,7 @@ extension AsyncUdpSocket {
         #if os(Linux)
         if anyPort { try setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1, function: "setsockopt(SO_REUSEADDR)") }
         #endif
-        guard result == 0 else { throw AsyncUdpSocketError.posix(code, function: "bind") }
+        guard result == 0 else { throw GCDAsyncUdpSocketError.posix(code, function: "bind") }
     }
 
     static func inAddr(_ address: SocketAddress) -> in_addr {
@@ -92,7 +92,7 @@ extension AsyncUdpSocket {
             request.imr_interface.s_addr = interfaceIPv4.map { inAddr($0).s_addr } ?? INADDR_ANY
             let option = join ? IP_ADD_MEMBERSHIP : IP_DROP_MEMBERSHIP
             guard setsockopt(fd, Int32(IPPROTO_IP), option, &request, socklen_t(MemoryLayout<ip_mreq>.size)) == 0
-            else { throw AsyncUdpSocketError.posix(errno, function: "setsockopt(\(verb))") }
+            else { throw GCDAsyncUdpSocketError.posix(errno, function: "setsockopt(\(verb))") }
         case .v6(let v6):
             var request = ipv6_mreq()
             request.ipv6mr_multiaddr = v6.address.sin6_addr
@@ -103,9 +103,9 @@ extension AsyncUdpSocket {
             let option = join ? IPV6_ADD_MEMBERSHIP : IPV6_DROP_MEMBERSHIP
             #endif
             guard setsockopt(fd, Int32(IPPROTO_IPV6), option, &request, socklen_t(MemoryLayout<ipv6_mreq>.size)) == 0
-            else { throw AsyncUdpSocketError.posix(errno, function: "setsockopt(\(verb))") }
+            else { throw GCDAsyncUdpSocketError.posix(errno, function: "setsockopt(\(verb))") }
         default:
-            throw AsyncUdpSocketError.badParam("Unknown group. Specify valid group IP address.")
+            throw GCDAsyncUdpSocketError.badParam("Unknown group. Specify valid group IP address.")
         }
     }
 

@@ -13,7 +13,7 @@ import Musl
 import Darwin
 #endif
 
-extension AsyncUdpSocket {
+extension GCDAsyncUdpSocket {
     // MARK: options
 
     /// Turns `SO_REUSEPORT` on or off on every socket (creating them if needed); set it before binding.
@@ -40,14 +40,14 @@ extension AsyncUdpSocket {
         try state.withLock { s in
             try createSocketsIfNeeded(&s)
             guard let fd = s.sockets?.fd4 else {
-                throw AsyncUdpSocketError.badConfig("IPv4 socket is not available for IPv4 multicast")
+                throw GCDAsyncUdpSocketError.badConfig("IPv4 socket is not available for IPv4 multicast")
             }
             guard let address = try? InterfaceResolver.resolve(interface)?.ipv4 else {
-                throw AsyncUdpSocketError.badParam("Unknown interface. Specify an interface with an IPv4 address.")
+                throw GCDAsyncUdpSocketError.badParam("Unknown interface. Specify an interface with an IPv4 address.")
             }
             var value = Self.inAddr(address)
             guard setsockopt(fd, Int32(IPPROTO_IP), IP_MULTICAST_IF, &value, socklen_t(MemoryLayout<in_addr>.size)) == 0
-            else { throw AsyncUdpSocketError.posix(errno, function: "setsockopt(IP_MULTICAST_IF)") }
+            else { throw GCDAsyncUdpSocketError.posix(errno, function: "setsockopt(IP_MULTICAST_IF)") }
         }
     }
 
@@ -56,11 +56,13 @@ extension AsyncUdpSocket {
         try state.withLock { s in
             try createSocketsIfNeeded(&s)
             guard let fd = s.sockets?.fd6 else {
-                throw AsyncUdpSocketError.badConfig("IPv6 socket is not available for IPv6 multicast")
+                throw GCDAsyncUdpSocketError.badConfig("IPv6 socket is not available for IPv6 multicast")
             }
             let index = if_nametoindex(interface)
             guard index != 0 else {
-                throw AsyncUdpSocketError.badParam("Unknown interface. Specify an interface by name (e.g. \"eth0\").")
+                throw GCDAsyncUdpSocketError.badParam(
+                    "Unknown interface. Specify an interface by name (e.g. \"eth0\")."
+                )
             }
             try Self.setOption(fd, Int32(IPPROTO_IPV6), IPV6_MULTICAST_IF, Int32(index), function: "setsockopt")
         }
@@ -95,7 +97,7 @@ extension AsyncUdpSocket {
             // Bound (checked): the sockets exist.
             guard let sockets = s.sockets else { return }
             guard let groupAddress = try? SocketAddress(ipAddress: group, port: 0) else {
-                throw AsyncUdpSocketError.badParam("Unknown group. Specify valid group IP address.")
+                throw GCDAsyncUdpSocketError.badParam("Unknown group. Specify valid group IP address.")
             }
             var interfaceIPv4: SocketAddress?
             var interfaceIndex: UInt32 = 0
@@ -103,7 +105,7 @@ extension AsyncUdpSocket {
                 interfaceIPv4 = try? InterfaceResolver.resolve(interface)?.ipv4
                 interfaceIndex = Self.interfaceIndex(interface)
                 if interfaceIPv4 == nil && interfaceIndex == 0 {
-                    throw AsyncUdpSocketError.badParam(
+                    throw GCDAsyncUdpSocketError.badParam(
                         "Unknown interface. Specify valid interface by name (e.g. \"en1\") or IP address."
                     )
                 }
@@ -127,7 +129,7 @@ extension AsyncUdpSocket {
                 )
                 closeFamily(&s, .inet)
             } else {
-                throw AsyncUdpSocketError.badParam("Socket, group, and interface do not have matching IP versions")
+                throw GCDAsyncUdpSocketError.badParam("Socket, group, and interface do not have matching IP versions")
             }
         }
     }

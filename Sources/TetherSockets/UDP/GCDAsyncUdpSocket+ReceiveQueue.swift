@@ -1,6 +1,6 @@
 import NIOCore
 
-extension AsyncUdpSocket {
+extension GCDAsyncUdpSocket {
     /// The receive side of one socket life as a value: datagrams in, the one to deliver next out. No I/O, so tests
     /// drive it directly.
     ///

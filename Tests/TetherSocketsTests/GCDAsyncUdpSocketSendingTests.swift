@@ -5,7 +5,7 @@ import Testing
 import TetherSockets
 
 @Suite(.timeLimit(.minutes(1)))
-struct AsyncUdpSocketSendingTests {
+struct GCDAsyncUdpSocketSendingTests {
     static let families: [(host: String, largest: Int)] = [("127.0.0.1", 65_507), ("::1", 65_527)]
 
     @Test("datagrams of 0, 1, 9,216 and the largest size make the round trip", arguments: families)
@@ -114,7 +114,7 @@ struct AsyncUdpSocketSendingTests {
         let filterQueue = DispatchQueue(label: "send-filter")
         socket.setSendFilter(
             { _, address, tag in
-                AsyncUdpSocket.isIPv4Address(address) && tag != 2
+                GCDAsyncUdpSocket.isIPv4Address(address) && tag != 2
             },
             with: filterQueue,
             isAsynchronous: isAsynchronous
@@ -171,7 +171,7 @@ struct AsyncUdpSocketSendingTests {
     }
 
     /// A delegate-face socket connected to a port nobody listens on (bound, then closed).
-    static func connectedToAClosedPort(label: String) async throws -> (UdpRecorder, AsyncUdpSocket) {
+    static func connectedToAClosedPort(label: String) async throws -> (UdpRecorder, GCDAsyncUdpSocket) {
         let gone = try await UDPSocket.bind(host: "127.0.0.1", port: 0)
         let port = UInt16(gone.localPort)
         try await gone.close()

@@ -9,20 +9,20 @@ import TetherConcurrency
 /// A TCP socket with CocoaAsyncSocket's `GCDAsyncSocket` interface: queued reads and writes with tags, timeouts a
 /// delegate can extend, progress, and callbacks on a delegate queue.
 ///
-/// Every call returns at once; results arrive as ``AsyncSocketDelegate`` callbacks, in order. Reads and writes
+/// Every call returns at once; results arrive as ``GCDAsyncSocketDelegate`` callbacks, in order. Reads and writes
 /// queue in FIFO order (independently of each other) and run on one SwiftNIO event loop, the same engine that
 /// serves the async face (``TCPConnection``).
 ///
 /// ```swift
-/// final class Client: AsyncSocketDelegate {
-///     let socket = AsyncSocket()
+/// final class Client: GCDAsyncSocketDelegate {
+///     let socket = GCDAsyncSocket()
 ///     func start() throws {
 ///         socket.setDelegate(self, delegateQueue: .main)
 ///         try socket.connect(toHost: "127.0.0.1", onPort: 7, withTimeout: 5)
 ///         socket.write(Data("hello\r\n".utf8), withTimeout: 5, tag: 1)
-///         socket.readData(to: AsyncSocket.crlfData(), withTimeout: 5, tag: 2)
+///         socket.readData(to: GCDAsyncSocket.crlfData(), withTimeout: 5, tag: 2)
 ///     }
-///     func socket(_ sock: AsyncSocket, didRead data: Data, withTag tag: Int) { print(data) }
+///     func socket(_ sock: GCDAsyncSocket, didRead data: Data, withTag tag: Int) { print(data) }
 /// }
 /// ```
 ///
@@ -31,7 +31,7 @@ import TetherConcurrency
 /// skip the thread hop. The socket is `Sendable`: every member may be called from any thread.
 // Sendable: every stored member is immutable or behind `state`'s lock; the delegate (not Sendable) is only called
 // on its delegate queue (or on the event loop in `.eventLoop` delivery), never through the lock.
-public final class AsyncSocket: @unchecked Sendable {
+public final class GCDAsyncSocket: @unchecked Sendable {
     /// Where delegate callbacks run.
     public enum CallbackDelivery: Sendable, Hashable {
         /// The original: every callback is dispatched asynchronously onto `delegateQueue`.
@@ -69,7 +69,7 @@ public final class AsyncSocket: @unchecked Sendable {
     }
 
     struct State {
-        weak var delegate: (any AsyncSocketDelegate)?
+        weak var delegate: (any GCDAsyncSocketDelegate)?
         var delegateQueue: DispatchQueue?
         var configuration = Configuration()
         var userData: (any Sendable)?
@@ -108,7 +108,7 @@ public final class AsyncSocket: @unchecked Sendable {
     ///   - eventLoopGroup: the engine's event loops; the shared singleton by default.
     ///   - logger: where to log at debug/trace level; nothing is logged without one.
     public init(
-        delegate: (any AsyncSocketDelegate)? = nil,
+        delegate: (any GCDAsyncSocketDelegate)? = nil,
         delegateQueue: DispatchQueue? = nil,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger? = nil
@@ -124,7 +124,7 @@ public final class AsyncSocket: @unchecked Sendable {
     // MARK: configuration
 
     /// The delegate, held weakly.
-    public var delegate: (any AsyncSocketDelegate)? {
+    public var delegate: (any GCDAsyncSocketDelegate)? {
         get { state.withLock { $0.delegate } }
         set { state.withLock { $0.delegate = newValue } }
     }
@@ -136,7 +136,7 @@ public final class AsyncSocket: @unchecked Sendable {
     }
 
     /// Sets the delegate and its queue together.
-    public func setDelegate(_ delegate: (any AsyncSocketDelegate)?, delegateQueue: DispatchQueue?) {
+    public func setDelegate(_ delegate: (any GCDAsyncSocketDelegate)?, delegateQueue: DispatchQueue?) {
         state.withLock {
             $0.delegate = delegate
             $0.delegateQueue = delegateQueue
@@ -144,7 +144,7 @@ public final class AsyncSocket: @unchecked Sendable {
     }
 
     /// Sets the delegate; takes effect before it returns (as every setter here).
-    public func synchronouslySetDelegate(_ delegate: (any AsyncSocketDelegate)?) {
+    public func synchronouslySetDelegate(_ delegate: (any GCDAsyncSocketDelegate)?) {
         self.delegate = delegate
     }
 
@@ -154,7 +154,7 @@ public final class AsyncSocket: @unchecked Sendable {
     }
 
     /// Sets the delegate and its queue; takes effect before it returns.
-    public func synchronouslySetDelegate(_ delegate: (any AsyncSocketDelegate)?, delegateQueue: DispatchQueue?) {
+    public func synchronouslySetDelegate(_ delegate: (any GCDAsyncSocketDelegate)?, delegateQueue: DispatchQueue?) {
         setDelegate(delegate, delegateQueue: delegateQueue)
     }
 
@@ -183,7 +183,7 @@ public final class AsyncSocket: @unchecked Sendable {
     }
 
     /// Whether a peer's close ends the socket (true, default) or only its read side (false: writes go on and
-    /// ``AsyncSocketDelegate/socketDidCloseReadStream(_:)`` is called once).
+    /// ``GCDAsyncSocketDelegate/socketDidCloseReadStream(_:)`` is called once).
     public var autoDisconnectOnClosedReadStream: Bool {
         get { state.withLock { $0.configuration.autoDisconnectOnClosedReadStream } }
         set { state.withLock { $0.configuration.autoDisconnectOnClosedReadStream = newValue } }
@@ -283,7 +283,7 @@ public final class AsyncSocket: @unchecked Sendable {
 
     /// Resolves `host` with a blocking getaddrinfo; `localhost`/`loopback` give both loopbacks without DNS.
     /// - Returns: `sockaddr_in`/`sockaddr_in6` bytes, each with `port`.
-    /// - Throws: ``AsyncSocketError`` in the `.netDB` domain.
+    /// - Throws: ``GCDAsyncSocketError`` in the `.netDB` domain.
     public class func lookupHost(_ host: String, port: UInt16) throws -> [Data] {
         try HostResolver.lookup(host: host, port: Int(port)).map(\.sockaddrData)
     }

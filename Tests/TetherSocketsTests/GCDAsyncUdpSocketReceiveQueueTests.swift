@@ -3,7 +3,7 @@ import Testing
 
 @testable import TetherSockets
 
-struct AsyncUdpSocketReceiveQueueTests {
+struct GCDAsyncUdpSocketReceiveQueueTests {
     private func datagram(_ text: String, from port: Int = 5_000) throws -> AddressedEnvelope<ByteBuffer> {
         AddressedEnvelope(
             remoteAddress: try SocketAddress(ipAddress: "127.0.0.1", port: port),
@@ -17,7 +17,7 @@ struct AsyncUdpSocketReceiveQueueTests {
 
     @Test("nothing is taken while receiving is off, and nothing is read")
     func nothingIsTakenWhileOff() throws {
-        var queue = AsyncUdpSocket.ReceiveQueue()
+        var queue = GCDAsyncUdpSocket.ReceiveQueue()
         queue.arrived(try datagram("early"))
         #expect(!queue.wantsReads)
         #expect(queue.next() == nil)
@@ -26,7 +26,7 @@ struct AsyncUdpSocketReceiveQueueTests {
 
     @Test("receive-once delivers one datagram; the rest waits for the next receive")
     func receiveOnceStopsAfterOne() throws {
-        var queue = AsyncUdpSocket.ReceiveQueue()
+        var queue = GCDAsyncUdpSocket.ReceiveQueue()
         for word in ["one", "two"] { queue.arrived(try datagram(word)) }
         queue.setMode(.once)
         #expect(queue.wantsReads)
@@ -40,7 +40,7 @@ struct AsyncUdpSocketReceiveQueueTests {
 
     @Test("continuous receiving delivers everything until paused; the modes switch each other")
     func continuousUntilPaused() throws {
-        var queue = AsyncUdpSocket.ReceiveQueue()
+        var queue = GCDAsyncUdpSocket.ReceiveQueue()
         queue.setMode(.once)
         queue.setMode(.continuous)
         for word in ["a", "b", "c"] { queue.arrived(try datagram(word)) }
@@ -55,7 +55,7 @@ struct AsyncUdpSocketReceiveQueueTests {
 
     @Test("a connected queue drops datagrams from anyone but the peer")
     func connectedQueueDropsStrangers() throws {
-        var queue = AsyncUdpSocket.ReceiveQueue()
+        var queue = GCDAsyncUdpSocket.ReceiveQueue()
         queue.connectedPeer = try SocketAddress(ipAddress: "127.0.0.1", port: 5_000)
         #expect(!queue.arrived(try datagram("stranger", from: 6_000)))
         #expect(queue.arrived(try datagram("peer", from: 5_000)))
@@ -66,7 +66,7 @@ struct AsyncUdpSocketReceiveQueueTests {
 
     @Test("an asynchronous filter holds the queue until it answers")
     func asynchronousFilterHoldsTheQueue() throws {
-        var queue = AsyncUdpSocket.ReceiveQueue()
+        var queue = GCDAsyncUdpSocket.ReceiveQueue()
         queue.setMode(.once)
         for word in ["rejected", "accepted"] { queue.arrived(try datagram(word)) }
         #expect(text(queue.next()) == "rejected")
@@ -79,9 +79,9 @@ struct AsyncUdpSocketReceiveQueueTests {
 
     @Test("reading stops when the buffer holds its limit and resumes as it drains")
     func readingStopsAtTheLimit() throws {
-        var queue = AsyncUdpSocket.ReceiveQueue()
+        var queue = GCDAsyncUdpSocket.ReceiveQueue()
         queue.setMode(.continuous)
-        for index in 0..<AsyncUdpSocket.ReceiveQueue.readLimit { queue.arrived(try datagram("\(index)")) }
+        for index in 0..<GCDAsyncUdpSocket.ReceiveQueue.readLimit { queue.arrived(try datagram("\(index)")) }
         #expect(!queue.wantsReads)
         _ = queue.next()
         #expect(queue.wantsReads)

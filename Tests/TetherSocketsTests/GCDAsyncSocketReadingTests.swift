@@ -3,7 +3,7 @@ import Testing
 import TetherSockets
 
 @Suite(.timeLimit(.minutes(1)))
-struct AsyncSocketReadingTests {
+struct GCDAsyncSocketReadingTests {
     @Test func readsRunInFIFOOrderWithTheirTags() async throws {
         let connection = try await connectToRawPeer()
         defer { connection.close() }
@@ -40,8 +40,8 @@ struct AsyncSocketReadingTests {
     @Test func separatorReadsWithAndWithoutMaximum() async throws {
         let connection = try await connectToRawPeer()
         defer { connection.close() }
-        connection.socket.readData(to: AsyncSocket.crlfData(), withTimeout: 5, tag: 1)
-        connection.socket.readData(to: AsyncSocket.crlfData(), withTimeout: 5, maxLength: 6, tag: 2)
+        connection.socket.readData(to: GCDAsyncSocket.crlfData(), withTimeout: 5, tag: 1)
+        connection.socket.readData(to: GCDAsyncSocket.crlfData(), withTimeout: 5, maxLength: 6, tag: 2)
         connection.peer.send("HELO x\r\nabcd\r\n")
         let events = try await connection.recorder.wait {
             $0.contains { if case .read(_, 2) = $0 { true } else { false } }

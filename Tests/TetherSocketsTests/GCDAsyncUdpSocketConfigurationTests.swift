@@ -11,16 +11,16 @@ import Darwin
 #endif
 
 @Suite(.timeLimit(.minutes(1)))
-struct AsyncUdpSocketConfigurationTests {
+struct GCDAsyncUdpSocketConfigurationTests {
     private func expectCode(
-        _ code: AsyncUdpSocketError.Code,
+        _ code: GCDAsyncUdpSocketError.Code,
         sourceLocation: SourceLocation = #_sourceLocation,
         _ body: () throws -> Void
     ) {
         do {
             try body()
             Issue.record("expected \(code), nothing thrown", sourceLocation: sourceLocation)
-        } catch let error as AsyncUdpSocketError {
+        } catch let error as GCDAsyncUdpSocketError {
             #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
         } catch {
             Issue.record("unexpected \(error)", sourceLocation: sourceLocation)
@@ -35,9 +35,9 @@ struct AsyncUdpSocketConfigurationTests {
         expectCode(.badConfig) { try socket.beginReceiving() }
         expectCode(.badConfig) { try socket.joinMulticastGroup("239.1.2.3") }
 
-        let orphan = AsyncUdpSocket()
+        let orphan = GCDAsyncUdpSocket()
         expectCode(.badConfig) { try orphan.bind(toPort: 0) }
-        let noQueue = AsyncUdpSocket(delegate: recorder)
+        let noQueue = GCDAsyncUdpSocket(delegate: recorder)
         expectCode(.badConfig) { try noQueue.connect(toHost: "127.0.0.1", onPort: 9) }
 
         let disabled = recorder.makeSocket()
@@ -98,7 +98,7 @@ struct AsyncUdpSocketConfigurationTests {
         do {
             try second.bind(toPort: port, interface: "127.0.0.1")
             Issue.record("second bind succeeded")
-        } catch let error as AsyncUdpSocketError {
+        } catch let error as GCDAsyncUdpSocketError {
             #expect(error.code == .other)
             #expect(error.domain == .posix)
             #expect(error.posixErrorCode == .EADDRINUSE)
@@ -177,9 +177,9 @@ struct AsyncUdpSocketConfigurationTests {
         #expect(!socket.isConnected())
         #expect(socket.connectedAddress() == nil && socket.connectedPort() == 0)
         let address = try #require(socket.localAddress_IPv6())
-        #expect(AsyncUdpSocket.isIPv6Address(address))
-        #expect(AsyncUdpSocket.family(fromAddress: Data([0])) == AF_UNSPEC)
-        #expect(AsyncUdpSocket.host(fromAddress: Data([0])) == nil)
+        #expect(GCDAsyncUdpSocket.isIPv6Address(address))
+        #expect(GCDAsyncUdpSocket.family(fromAddress: Data([0])) == AF_UNSPEC)
+        #expect(GCDAsyncUdpSocket.host(fromAddress: Data([0])) == nil)
         socket.close()
         #expect(socket.isClosed())
         #expect(socket.localPort() == 0)
@@ -194,15 +194,15 @@ struct AsyncUdpSocketConfigurationTests {
 
     @Test("the error bridges to the original NSError domain and codes")
     func errorBridging() {
-        let error = AsyncUdpSocketError(code: .sendTimeout, message: "Send operation timed out")
+        let error = GCDAsyncUdpSocketError(code: .sendTimeout, message: "Send operation timed out")
         let bridged = error as NSError
         #expect(bridged.domain == "GCDAsyncUdpSocketErrorDomain")
         #expect(bridged.code == 3)
         #expect(bridged.localizedDescription == "Send operation timed out")
-        #expect(AsyncUdpSocketError.Code.other.rawValue == 5)
-        #expect(AsyncUdpSocketError.Code.closed.rawValue == 4)
-        #expect(AsyncUdpSocketError.Code.badParam.description == "badParam")
-        let posix = AsyncUdpSocketError(
+        #expect(GCDAsyncUdpSocketError.Code.other.rawValue == 5)
+        #expect(GCDAsyncUdpSocketError.Code.closed.rawValue == 4)
+        #expect(GCDAsyncUdpSocketError.Code.badParam.description == "badParam")
+        let posix = GCDAsyncUdpSocketError(
             code: .other,
             domain: .posix,
             message: "Error in send() function",
@@ -212,7 +212,7 @@ struct AsyncUdpSocketConfigurationTests {
         #expect(error.posixErrorCode == nil)
         do {
             throw error
-        } catch AsyncUdpSocketError.Code.sendTimeout {
+        } catch GCDAsyncUdpSocketError.Code.sendTimeout {
             // matched by code
         } catch {
             Issue.record("not matched by code: \(error)")

@@ -21,13 +21,13 @@ extension CallerBuffer {
     }
 }
 
-extension AsyncSocket {
+extension GCDAsyncSocket {
     /// Hands a callback to the delegate of life `life`: dispatched onto the delegate queue under the state lock (so
     /// that callbacks keep the order in which they were produced, and none follows `socketDidDisconnect`), or run
     /// inline in event-loop delivery. Returns false when nobody was there to call.
     @discardableResult
-    func deliver(life: UInt64, _ callback: @escaping (AsyncSocket, any AsyncSocketDelegate) -> Void) -> Bool {
-        let (delivered, inline): (Bool, (any AsyncSocketDelegate)?) = state.withLock { s in
+    func deliver(life: UInt64, _ callback: @escaping (GCDAsyncSocket, any GCDAsyncSocketDelegate) -> Void) -> Bool {
+        let (delivered, inline): (Bool, (any GCDAsyncSocketDelegate)?) = state.withLock { s in
             guard s.lifecycle.isCurrent(life: life), let delegate = s.delegate else { return (false, nil) }
             switch s.delivery {
             case .delegateQueue:
@@ -48,7 +48,7 @@ extension AsyncSocket {
     }
 
     /// Ends life `life` with `error`: exactly one `socketDidDisconnect` per life.
-    func lifeEnded(_ life: UInt64, error: AsyncSocketError?) {
+    func lifeEnded(_ life: UInt64, error: GCDAsyncSocketError?) {
         let (ended, listeners): (Bool, [any Channel]) = state.withLock { s in
             guard s.lifecycle.ended(life: life) else { return (false, []) }
             enqueueDisconnectCallback(&s, error: error)
@@ -65,7 +65,7 @@ extension AsyncSocket {
     }
 
     /// Under the lock: queues `socketDidDisconnect` after every callback queued so far.
-    func enqueueDisconnectCallback(_ s: inout State, error: AsyncSocketError?) {
+    func enqueueDisconnectCallback(_ s: inout State, error: GCDAsyncSocketError?) {
         guard let delegate = s.delegate else { return }
         // Sendable: the delegate is called on its queue (or the loop) only, after this hand-over.
         let target = UncheckedSendableBox(delegate)

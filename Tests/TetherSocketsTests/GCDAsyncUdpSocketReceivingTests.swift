@@ -5,11 +5,11 @@ import Testing
 import TetherSockets
 
 @Suite(.timeLimit(.minutes(1)))
-struct AsyncUdpSocketReceivingTests {
+struct GCDAsyncUdpSocketReceivingTests {
     /// A bound receiver, a sender peer, and the receiver's address.
     struct Setup {
         let recorder: UdpRecorder
-        let socket: AsyncUdpSocket
+        let socket: GCDAsyncUdpSocket
         let sender: UDPSocket
         let address: SocketAddress
 
@@ -81,7 +81,7 @@ struct AsyncUdpSocketReceivingTests {
         let setup = try await Setup.make()
         setup.socket.setReceiveFilter(
             { data, address, context in
-                guard data.first != UInt8(ascii: "x"), AsyncUdpSocket.port(fromAddress: address) != 0 else {
+                guard data.first != UInt8(ascii: "x"), GCDAsyncUdpSocket.port(fromAddress: address) != 0 else {
                     return false
                 }
                 context = String(decoding: data, as: UTF8.self).uppercased()

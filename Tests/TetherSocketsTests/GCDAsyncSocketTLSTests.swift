@@ -3,9 +3,9 @@ import NIOSSL
 import Testing
 import TetherSockets
 
-/// `AsyncSocket.startTLS` against real peers: `openssl s_server`/`s_client` and Python's `ssl`.
+/// `GCDAsyncSocket.startTLS` against real peers: `openssl s_server`/`s_client` and Python's `ssl`.
 @Suite(.timeLimit(.minutes(2)))
-struct AsyncSocketTLSTests {
+struct GCDAsyncSocketTLSTests {
     let certificates: TLSTestCertificates
 
     init() async throws {
@@ -18,10 +18,10 @@ struct AsyncSocketTLSTests {
         host: String = "127.0.0.1",
         settings: TLSSettings?,
         configure: (SocketRecorder) -> Void = { _ in }
-    ) throws -> (AsyncSocket, SocketRecorder) {
+    ) throws -> (GCDAsyncSocket, SocketRecorder) {
         let recorder = SocketRecorder(label: "tls-client")
         configure(recorder)
-        let socket = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        let socket = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
         try socket.connect(toHost: host, onPort: UInt16(port), withTimeout: 10)
         socket.startTLS(settings)
         return (socket, recorder)
@@ -55,7 +55,7 @@ struct AsyncSocketTLSTests {
         defer { server.kill() }
         let port = try await server.port()
         let recorder = SocketRecorder(label: "starttls-client")
-        let socket = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        let socket = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
         defer { socket.disconnect() }
         try socket.connect(toHost: "localhost", onPort: UInt16(port), withTimeout: 10)
         // Queued together, before the connection even exists: the line goes out in plaintext, then TLS.
@@ -71,7 +71,7 @@ struct AsyncSocketTLSTests {
 
     @Test func theServerRoleFeedsBytesAlreadyBufferedToTLS() async throws {
         let listener = SocketRecorder(label: "tls-listener")
-        let socket = AsyncSocket(delegate: listener, delegateQueue: listener.queue)
+        let socket = GCDAsyncSocket(delegate: listener, delegateQueue: listener.queue)
         try socket.accept(onInterface: "127.0.0.1", port: 0)
         defer {
             socket.disconnect()
@@ -108,7 +108,7 @@ struct AsyncSocketTLSTests {
         listener.onRead = { sock, data, _ in
             sock.write(Data("echo: ".utf8) + data, withTimeout: 10, tag: 2)
         }
-        let socket = AsyncSocket(delegate: listener, delegateQueue: listener.queue)
+        let socket = GCDAsyncSocket(delegate: listener, delegateQueue: listener.queue)
         try socket.accept(onInterface: "127.0.0.1", port: 0)
         defer {
             socket.disconnect()
@@ -214,7 +214,7 @@ struct AsyncSocketTLSTests {
             child.readData(to: Data("\n".utf8), withTimeout: 10, tag: 1)
         }
         listener.onRead = { sock, data, _ in sock.write(data, withTimeout: 10, tag: 2) }
-        let socket = AsyncSocket(delegate: listener, delegateQueue: listener.queue)
+        let socket = GCDAsyncSocket(delegate: listener, delegateQueue: listener.queue)
         try socket.accept(onInterface: "127.0.0.1", port: 0)
         defer {
             socket.disconnect()
@@ -283,7 +283,7 @@ struct AsyncSocketTLSTests {
 
         // A TLS server receiving plaintext.
         let listener = SocketRecorder(label: "tls-server-plain")
-        let server = AsyncSocket(delegate: listener, delegateQueue: listener.queue)
+        let server = GCDAsyncSocket(delegate: listener, delegateQueue: listener.queue)
         listener.onAccept = { _, child in
             child.startTLS(try? certificates.server())
             child.readData(withTimeout: 10, tag: 1)
@@ -311,7 +311,7 @@ struct AsyncSocketTLSTests {
         }
 
         // Before the socket is started, startTLS is dropped.
-        let idle = AsyncSocket(delegate: SocketRecorder(), delegateQueue: .main)
+        let idle = GCDAsyncSocket(delegate: SocketRecorder(), delegateQueue: .main)
         idle.startTLS(nil)
         #expect(!idle.isSecure && idle.isDisconnected)
 
@@ -334,7 +334,7 @@ struct AsyncSocketTLSTests {
         defer { server.kill() }
         let port = try await server.port()
         let recorder = SocketRecorder(label: "greeted-client")
-        let socket = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        let socket = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
         defer { socket.disconnect() }
         try socket.connect(toHost: "localhost", onPort: UInt16(port), withTimeout: 10)
         socket.readData(to: Data("\n".utf8), withTimeout: 10, tag: 1)

@@ -15,10 +15,10 @@ import Darwin
 
 /// Decides whether a received datagram reaches the delegate; may put anything into `context`, which the delegate
 /// receives as `filterContext` (parse once in the filter, use the result in the delegate).
-public typealias AsyncUdpSocketReceiveFilterBlock =
+public typealias GCDAsyncUdpSocketReceiveFilterBlock =
     @Sendable (_ data: Data, _ address: Data, _ context: inout Any?) -> Bool
 /// Decides whether a datagram is sent; `false` drops it, but the send is still reported as done.
-public typealias AsyncUdpSocketSendFilterBlock = @Sendable (_ data: Data, _ address: Data, _ tag: Int) -> Bool
+public typealias GCDAsyncUdpSocketSendFilterBlock = @Sendable (_ data: Data, _ address: Data, _ tag: Int) -> Bool
 
 /// A UDP socket with CocoaAsyncSocket's `GCDAsyncUdpSocket` interface: queued sends with tags and timeouts,
 /// receive modes, filters, multicast and broadcast, and callbacks on a delegate queue.
@@ -27,7 +27,7 @@ public typealias AsyncUdpSocketSendFilterBlock = @Sendable (_ data: Data, _ addr
 /// `enableReusePort`, and run on one SwiftNIO event loop, the same datagram engine that serves ``UDPSocket``.
 ///
 /// ```swift
-/// let socket = AsyncUdpSocket(delegate: receiver, delegateQueue: .main)
+/// let socket = GCDAsyncUdpSocket(delegate: receiver, delegateQueue: .main)
 /// try socket.bind(toPort: 9999)
 /// try socket.beginReceiving()
 /// socket.send(Data("hello".utf8), toHost: "127.0.0.1", port: 9998, withTimeout: 5, tag: 1)
@@ -37,7 +37,7 @@ public typealias AsyncUdpSocketSendFilterBlock = @Sendable (_ data: Data, _ addr
 /// send only and the socket stays open; zero-length datagrams are delivered; on Linux an IPv6 socket is IPv6-only
 /// and receives only the multicast groups it joined (`IP_MULTICAST_ALL` off), as on Darwin. A socket whose system
 /// sockets exist is retained by its engine until it closes (call ``close()``).
-public final class AsyncUdpSocket: Sendable {
+public final class GCDAsyncUdpSocket: Sendable {
     enum Preference: Sendable {
         case neutral, ipv4, ipv6
     }
@@ -53,17 +53,17 @@ public final class AsyncUdpSocket: Sendable {
         var maxReceiveIPv4 = UInt16.max
         var maxReceiveIPv6 = UInt32(UInt16.max)
         var maxSend = UInt16.max
-        var callbackDelivery = AsyncSocket.CallbackDelivery.delegateQueue
+        var callbackDelivery = GCDAsyncSocket.CallbackDelivery.delegateQueue
     }
 
     struct ReceiveFilter {
-        var block: AsyncUdpSocketReceiveFilterBlock
+        var block: GCDAsyncUdpSocketReceiveFilterBlock
         var queue: DispatchQueue?
         var isAsynchronous: Bool
     }
 
     struct SendFilter {
-        var block: AsyncUdpSocketSendFilterBlock
+        var block: GCDAsyncUdpSocketSendFilterBlock
         var queue: DispatchQueue?
         var isAsynchronous: Bool
     }
@@ -80,14 +80,14 @@ public final class AsyncUdpSocket: Sendable {
         var local4: SocketAddress?
         var local6: SocketAddress?
         /// Where this life's callbacks run, and its event loop (fixed when the life starts).
-        var delivery: AsyncSocket.CallbackDelivery
+        var delivery: GCDAsyncSocket.CallbackDelivery
         var loop: any EventLoop
         /// Event-loop delivery's order keeper.
         var callbacks: UDPLoopCallbacks
     }
 
     struct State {
-        weak var delegate: (any AsyncUdpSocketDelegate)?
+        weak var delegate: (any GCDAsyncUdpSocketDelegate)?
         var delegateQueue: DispatchQueue?
         var configuration = Configuration()
         var userData: (any Sendable)?
@@ -108,7 +108,7 @@ public final class AsyncUdpSocket: Sendable {
     ///   - eventLoopGroup: the engine's event loops; the shared singleton by default.
     ///   - logger: where to log at debug level; nothing is logged without one.
     public init(
-        delegate: (any AsyncUdpSocketDelegate)? = nil,
+        delegate: (any GCDAsyncUdpSocketDelegate)? = nil,
         delegateQueue: DispatchQueue? = nil,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger? = nil
@@ -129,11 +129,11 @@ public final class AsyncUdpSocket: Sendable {
     // MARK: delegate
 
     /// The delegate, held weakly.
-    public func delegate() -> (any AsyncUdpSocketDelegate)? { state.withLock { $0.delegate } }
+    public func delegate() -> (any GCDAsyncUdpSocketDelegate)? { state.withLock { $0.delegate } }
     /// Sets the delegate.
-    public func setDelegate(_ delegate: (any AsyncUdpSocketDelegate)?) { state.withLock { $0.delegate = delegate } }
+    public func setDelegate(_ delegate: (any GCDAsyncUdpSocketDelegate)?) { state.withLock { $0.delegate = delegate } }
     /// Sets the delegate; it takes effect before this returns.
-    public func synchronouslySetDelegate(_ delegate: (any AsyncUdpSocketDelegate)?) { setDelegate(delegate) }
+    public func synchronouslySetDelegate(_ delegate: (any GCDAsyncUdpSocketDelegate)?) { setDelegate(delegate) }
     /// The queue callbacks run on.
     public func delegateQueue() -> DispatchQueue? { state.withLock { $0.delegateQueue } }
     /// Sets the queue callbacks run on.
@@ -143,14 +143,14 @@ public final class AsyncUdpSocket: Sendable {
     /// Sets the delegate queue; it takes effect before this returns.
     public func synchronouslySetDelegateQueue(_ delegateQueue: DispatchQueue?) { setDelegateQueue(delegateQueue) }
     /// Sets the delegate and its queue together.
-    public func setDelegate(_ delegate: (any AsyncUdpSocketDelegate)?, delegateQueue: DispatchQueue?) {
+    public func setDelegate(_ delegate: (any GCDAsyncUdpSocketDelegate)?, delegateQueue: DispatchQueue?) {
         state.withLock {
             $0.delegate = delegate
             $0.delegateQueue = delegateQueue
         }
     }
     /// Sets the delegate and its queue together, before this returns.
-    public func synchronouslySetDelegate(_ delegate: (any AsyncUdpSocketDelegate)?, delegateQueue: DispatchQueue?) {
+    public func synchronouslySetDelegate(_ delegate: (any GCDAsyncUdpSocketDelegate)?, delegateQueue: DispatchQueue?) {
         setDelegate(delegate, delegateQueue: delegateQueue)
     }
 
@@ -193,10 +193,10 @@ public final class AsyncUdpSocket: Sendable {
     /// Sets `SO_SNDBUF` for sockets created from now on; set it before the first bind, send or connect.
     public func setMaxSendBufferSize(_ max: UInt16) { state.withLock { $0.configuration.maxSend = max } }
 
-    /// Where callbacks run (as ``AsyncSocket/callbackDelivery``): the delegate queue (default, the original), or
+    /// Where callbacks run (as ``GCDAsyncSocket/callbackDelivery``): the delegate queue (default, the original), or
     /// the socket's event loop, inline, without a thread hop; then callbacks must not block, and no delegate queue
     /// is needed. Takes effect when the socket's next life starts (its first bind, connect or send).
-    public var callbackDelivery: AsyncSocket.CallbackDelivery {
+    public var callbackDelivery: GCDAsyncSocket.CallbackDelivery {
         get { state.withLock { $0.configuration.callbackDelivery } }
         set { state.withLock { $0.configuration.callbackDelivery = newValue } }
     }
@@ -274,4 +274,4 @@ public final class AsyncUdpSocket: Sendable {
 
 // Sendable: the one non-Sendable member, the weakly held delegate, is read under the socket's lock and called only on
 // the delegate queue (or the life's event loop), never through the state.
-extension AsyncUdpSocket.State: @unchecked Sendable {}
+extension GCDAsyncUdpSocket.State: @unchecked Sendable {}

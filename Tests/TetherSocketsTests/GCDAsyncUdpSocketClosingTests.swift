@@ -6,11 +6,11 @@ import Testing
 import TetherSockets
 
 @Suite(.timeLimit(.minutes(1)))
-struct AsyncUdpSocketClosingTests {
+struct GCDAsyncUdpSocketClosingTests {
     /// Runs `body` while the socket's only event loop is blocked, so nothing queued can run before it returns.
     private func withBlockedLoop(
-        _ body: (AsyncUdpSocket, UdpRecorder) throws -> Void
-    ) async throws -> (AsyncUdpSocket, UdpRecorder, MultiThreadedEventLoopGroup) {
+        _ body: (GCDAsyncUdpSocket, UdpRecorder) throws -> Void
+    ) async throws -> (GCDAsyncUdpSocket, UdpRecorder, MultiThreadedEventLoopGroup) {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let recorder = UdpRecorder(label: "closing")
         let socket = recorder.makeSocket(eventLoopGroup: group)
@@ -83,6 +83,6 @@ struct AsyncUdpSocketClosingTests {
         try await recorder.wait { $0.contains(.closed(code: nil)) }
         #expect(recorder.events == [.closed(code: nil)])
         // Operations after close are ignored or start a new life; a receive on a closed socket is a config error.
-        #expect(throws: AsyncUdpSocketError.self) { try socket.receiveOnce() }
+        #expect(throws: GCDAsyncUdpSocketError.self) { try socket.receiveOnce() }
     }
 }

@@ -4,16 +4,16 @@ import Testing
 import TetherSockets
 
 @Suite(.timeLimit(.minutes(1)))
-struct AsyncSocketConnectingTests {
+struct GCDAsyncSocketConnectingTests {
     @Test func connectsAndAcceptsWithAnEchoRoundTrip() async throws {
         let server = try EchoServer()
         defer { server.stop() }
         let recorder = SocketRecorder()
-        let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        let client = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
         try client.connect(toHost: "127.0.0.1", onPort: server.port, withTimeout: 5)
         #expect(!client.isDisconnected)
         client.write(Data("hello\r\n"), withTimeout: 5, tag: 1)
-        client.readData(to: AsyncSocket.crlfData(), withTimeout: 5, tag: 2)
+        client.readData(to: GCDAsyncSocket.crlfData(), withTimeout: 5, tag: 2)
         let events = try await recorder.wait { $0.contains(.read(Data("hello\r\n"), tag: 2)) }
         #expect(events.first == .connected(host: "127.0.0.1", port: server.port))
         #expect(events.contains(.wrote(tag: 1)))
@@ -23,7 +23,7 @@ struct AsyncSocketConnectingTests {
         #expect(client.localHost == "127.0.0.1")
         #expect(client.localPort != 0)
         #expect(client.isIPv4 && !client.isIPv6)
-        #expect(client.connectedAddress.map(AsyncSocket.port(fromAddress:)) == server.port)
+        #expect(client.connectedAddress.map(GCDAsyncSocket.port(fromAddress:)) == server.port)
         client.disconnect()
         let error = try await recorder.waitForDisconnect()
         #expect(error == nil)
@@ -59,7 +59,7 @@ struct AsyncSocketConnectingTests {
             server.stop()
         }
         let recorder = SocketRecorder()
-        let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        let client = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
         #expect(client.isIPv4PreferredOverIPv6)
         try client.connect(toHost: "localhost", onPort: server.port, withTimeout: 5)
         let events = try await recorder.wait { $0.contains { if case .connected = $0 { true } else { false } } }
@@ -74,14 +74,14 @@ struct AsyncSocketConnectingTests {
         // The two listeners share a port number; when some other IPv6 socket already has the IPv4 one's number
         // (tests run in parallel), take another.
         let serverRecorder = SocketRecorder(label: "v6")
-        var found: (RawListener, AsyncSocket)?
+        var found: (RawListener, GCDAsyncSocket)?
         for _ in 0..<50 where found == nil {
             let candidate = try RawListener(backlog: 0)
-            let server = AsyncSocket(delegate: serverRecorder, delegateQueue: serverRecorder.queue)
+            let server = GCDAsyncSocket(delegate: serverRecorder, delegateQueue: serverRecorder.queue)
             do {
                 try server.accept(onInterface: "::1", port: candidate.port)
                 found = (candidate, server)
-            } catch let error as AsyncSocketError where (error.underlying as? POSIXError)?.code == .EADDRINUSE {
+            } catch let error as GCDAsyncSocketError where (error.underlying as? POSIXError)?.code == .EADDRINUSE {
                 candidate.close()
             }
         }
@@ -94,7 +94,7 @@ struct AsyncSocketConnectingTests {
         for _ in 0..<4 { fillers.append(try RawPeer.connectNonBlocking(port: stalled.port)) }
         defer { for filler in fillers { filler.close() } }
         let recorder = SocketRecorder()
-        let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        let client = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
         client.alternateAddressDelay = 0.2
         let started = ContinuousClock.now
         try client.connect(toHost: "localhost", onPort: stalled.port, withTimeout: 5)
@@ -123,7 +123,7 @@ struct AsyncSocketConnectingTests {
         let server = try EchoServer(interface: "localhost")
         defer { server.stop() }
         let recorder = SocketRecorder()
-        let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        let client = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
         client.isIPv4PreferredOverIPv6 = preferIPv4
         client.alternateAddressDelay = 2
         try client.connect(toHost: "localhost", onPort: server.port, withTimeout: 5)
@@ -136,7 +136,7 @@ struct AsyncSocketConnectingTests {
         let server = try EchoServer(interface: "localhost")
         defer { server.stop() }
         let recorder = SocketRecorder()
-        let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        let client = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
         client.isIPv4Enabled = false
         try client.connect(toHost: "localhost", onPort: server.port, withTimeout: 5)
         let events = try await recorder.wait { $0.contains { if case .connected = $0 { true } else { false } } }
@@ -146,7 +146,7 @@ struct AsyncSocketConnectingTests {
 
     @Test func aNameWithOnlyADisabledFamilyReportsOther() async throws {
         let recorder = SocketRecorder()
-        let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        let client = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
         client.isIPv4Enabled = false
         try client.connect(toHost: "127.0.0.1", onPort: 9, withTimeout: 5)
         let error = try #require(try await recorder.waitForDisconnect())
@@ -158,11 +158,11 @@ struct AsyncSocketConnectingTests {
     @Test func connectsToSockaddrBytes() async throws {
         let server = try EchoServer()
         defer { server.stop() }
-        let address = try #require(try AsyncSocket.lookupHost("127.0.0.1", port: server.port).first)
-        #expect(AsyncSocket.isIPv4Address(address))
-        #expect(AsyncSocket.host(fromAddress: address) == "127.0.0.1")
+        let address = try #require(try GCDAsyncSocket.lookupHost("127.0.0.1", port: server.port).first)
+        #expect(GCDAsyncSocket.isIPv4Address(address))
+        #expect(GCDAsyncSocket.host(fromAddress: address) == "127.0.0.1")
         let recorder = SocketRecorder()
-        let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        let client = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
         try client.connect(toAddress: address, withTimeout: 5)
         try await recorder.wait { $0.contains(.connected(host: "127.0.0.1", port: server.port)) }
         client.disconnect()
@@ -175,7 +175,7 @@ struct AsyncSocketConnectingTests {
         let freePort = probe.port
         probe.close()
         let recorder = SocketRecorder()
-        let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        let client = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
         try client.connect(toHost: "127.0.0.1", onPort: server.port, viaInterface: "lo:\(freePort)", withTimeout: 5)
         try await recorder.wait { $0.contains { if case .connected = $0 { true } else { false } } }
         #expect(client.localPort == freePort)
@@ -189,11 +189,11 @@ struct AsyncSocketConnectingTests {
         defer { try? FileManager.default.removeItem(at: path) }
         let serverRecorder = SocketRecorder(label: "unix-server")
         serverRecorder.onAccept = { _, child in child.readData(toLength: 4, withTimeout: 5, tag: 5) }
-        let server = AsyncSocket(delegate: serverRecorder, delegateQueue: serverRecorder.queue)
+        let server = GCDAsyncSocket(delegate: serverRecorder, delegateQueue: serverRecorder.queue)
         try server.accept(on: path)
         defer { server.disconnect() }
         let recorder = SocketRecorder()
-        let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        let client = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
         try client.connect(to: path, withTimeout: 5)
         client.write(Data("ping"), withTimeout: 5, tag: 1)
         try await recorder.wait { $0.contains(.connectedURL(path.path)) }
@@ -204,7 +204,7 @@ struct AsyncSocketConnectingTests {
 
     @Test func acceptedSocketsInheritOnlyTheDelegateQueueAndDelivery() async throws {
         let listenerRecorder = SocketRecorder(label: "listener")
-        let listener = AsyncSocket(delegate: listenerRecorder, delegateQueue: listenerRecorder.queue)
+        let listener = GCDAsyncSocket(delegate: listenerRecorder, delegateQueue: listenerRecorder.queue)
         listener.autoDisconnectOnClosedReadStream = false
         listener.isIPv4PreferredOverIPv6 = false
         listener.userData = "listener data"
@@ -232,7 +232,11 @@ struct AsyncSocketConnectingTests {
         let accepted = try await onThread { listener.accept() }
         defer { accepted.close() }
         let recorder = SocketRecorder()
-        let socket = try AsyncSocket(fromConnectedSocketFD: peer.fd, delegate: recorder, delegateQueue: recorder.queue)
+        let socket = try GCDAsyncSocket(
+            fromConnectedSocketFD: peer.fd,
+            delegate: recorder,
+            delegateQueue: recorder.queue
+        )
         peer.release()
         #expect(socket.isConnected)
         #expect(socket.connectedPort == listener.port)
@@ -250,7 +254,7 @@ struct AsyncSocketConnectingTests {
             close(fds[0])
             close(fds[1])
         }
-        #expect(throws: AsyncSocketError.self) { try AsyncSocket(fromConnectedSocketFD: fds[0]) }
+        #expect(throws: GCDAsyncSocketError.self) { try GCDAsyncSocket(fromConnectedSocketFD: fds[0]) }
     }
 
     // MARK: unhappy paths
@@ -260,7 +264,7 @@ struct AsyncSocketConnectingTests {
         let port = probe.port
         probe.close()
         let recorder = SocketRecorder()
-        let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        let client = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
         try client.connect(toHost: "127.0.0.1", onPort: port, withTimeout: 5)
         let error = try #require(try await recorder.waitForDisconnect())
         #expect(error.code == .other)
@@ -283,7 +287,7 @@ struct AsyncSocketConnectingTests {
         }
         defer { for filler in fillers { filler.close() } }
         let recorder = SocketRecorder()
-        let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        let client = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
         try client.connect(toHost: "127.0.0.1", onPort: listener.port, withTimeout: 0.5)
         let error = try #require(try await recorder.waitForDisconnect())
         #expect(error.code == .connectTimeout)
@@ -292,7 +296,7 @@ struct AsyncSocketConnectingTests {
 
     @Test func unresolvableNameReportsADNSError() async throws {
         let recorder = SocketRecorder()
-        let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        let client = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
         try client.connect(toHost: "no-such-host.invalid", onPort: 80, withTimeout: 10)
         let error = try #require(try await recorder.waitForDisconnect(timeout: .seconds(20)))
         #expect(error.code == .other)
@@ -302,11 +306,11 @@ struct AsyncSocketConnectingTests {
 
     @Test func badConfigurationAndParametersThrow() throws {
         let recorder = SocketRecorder()
-        let noDelegate = AsyncSocket()
+        let noDelegate = GCDAsyncSocket()
         expectSocketError(.badConfig) { try noDelegate.connect(toHost: "127.0.0.1", onPort: 1) }
-        let noQueue = AsyncSocket(delegate: recorder)
+        let noQueue = GCDAsyncSocket(delegate: recorder)
         expectSocketError(.badConfig) { try noQueue.accept(onPort: 0) }
-        let socket = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        let socket = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
         expectSocketError(.badParam) { try socket.connect(toHost: "", onPort: 1) }
         expectSocketError(.badParam) { try socket.connect(toAddress: Data([1, 2, 3])) }
         expectSocketError(.badParam) {
@@ -330,7 +334,7 @@ struct AsyncSocketConnectingTests {
         let server = try EchoServer()
         defer { server.stop() }
         let recorder = SocketRecorder()
-        let second = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        let second = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
         let error = expectSocketError(.other) { try second.accept(onInterface: "127.0.0.1", port: server.port) }
         #expect(error?.posixErrorCode == .EADDRINUSE)
         #expect(second.isDisconnected)
@@ -340,7 +344,7 @@ struct AsyncSocketConnectingTests {
         let server = try EchoServer()
         defer { server.stop() }
         let recorder = SocketRecorder()
-        let client = AsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+        let client = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
         for round in 1...2 {
             try client.connect(toHost: "127.0.0.1", onPort: server.port, withTimeout: 5)
             client.write(Data("r\(round)"), withTimeout: 5, tag: round)

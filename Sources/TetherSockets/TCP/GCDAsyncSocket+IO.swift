@@ -4,7 +4,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import TetherConcurrency
 
-extension AsyncSocket {
+extension GCDAsyncSocket {
     /// The adapter of the current life when it takes operations now (started, not told to disconnect after I/O).
     private func operationAdapter() -> EngineAdapter? {
         state.withLock { s in s.lifecycle.acceptsOperations ? s.adapter : nil }
@@ -106,7 +106,7 @@ extension AsyncSocket {
     }
 
     /// Reads up to and including `data`; consuming `length` bytes (0 = no cap) without a match closes the socket
-    /// with ``AsyncSocketError/Code/readMaxedOut`` (a match ending exactly at `length` succeeds).
+    /// with ``GCDAsyncSocketError/Code/readMaxedOut`` (a match ending exactly at `length` succeeds).
     public func readData(to data: Data, withTimeout timeout: TimeInterval, maxLength length: UInt, tag: Int) {
         readData(to: data, withTimeout: timeout, buffer: nil, bufferOffset: 0, maxLength: length, tag: tag)
     }

@@ -40,7 +40,7 @@ struct UdpWaitTimedOut: Error, CustomStringConvertible {
 
 /// A UDP delegate that records every callback, checks that each runs on its queue, and lets a test await a
 /// condition on the events (no sleeps).
-final class UdpRecorder: AsyncUdpSocketDelegate {
+final class UdpRecorder: GCDAsyncUdpSocketDelegate {
     let queue: DispatchQueue
     private let lock = NIOLock()
     private var recorded: [UdpEvent] = []
@@ -126,41 +126,41 @@ final class UdpRecorder: AsyncUdpSocketDelegate {
     }
 
     /// Makes a socket with this recorder as delegate.
-    func makeSocket(eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) -> AsyncUdpSocket {
+    func makeSocket(eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) -> GCDAsyncUdpSocket {
         markQueue()
-        return AsyncUdpSocket(delegate: self, delegateQueue: queue, eventLoopGroup: eventLoopGroup)
+        return GCDAsyncUdpSocket(delegate: self, delegateQueue: queue, eventLoopGroup: eventLoopGroup)
     }
 
     // MARK: delegate
 
-    func udpSocket(_ sock: AsyncUdpSocket, didConnectToAddress address: Data) {
-        record(.connected(port: AsyncUdpSocket.port(fromAddress: address)))
+    func udpSocket(_ sock: GCDAsyncUdpSocket, didConnectToAddress address: Data) {
+        record(.connected(port: GCDAsyncUdpSocket.port(fromAddress: address)))
     }
 
-    func udpSocket(_ sock: AsyncUdpSocket, didNotConnect error: (any Error)?) {
-        record(.notConnected(code: (error as? AsyncUdpSocketError)?.code.rawValue), error: error)
+    func udpSocket(_ sock: GCDAsyncUdpSocket, didNotConnect error: (any Error)?) {
+        record(.notConnected(code: (error as? GCDAsyncUdpSocketError)?.code.rawValue), error: error)
     }
 
-    func udpSocket(_ sock: AsyncUdpSocket, didSendDataWithTag tag: Int) {
+    func udpSocket(_ sock: GCDAsyncUdpSocket, didSendDataWithTag tag: Int) {
         record(.sent(tag: tag))
     }
 
-    func udpSocket(_ sock: AsyncUdpSocket, didNotSendDataWithTag tag: Int, dueToError error: (any Error)?) {
-        let udpError = error as? AsyncUdpSocketError
+    func udpSocket(_ sock: GCDAsyncUdpSocket, didNotSendDataWithTag tag: Int, dueToError error: (any Error)?) {
+        let udpError = error as? GCDAsyncUdpSocketError
         record(.notSent(tag: tag, code: udpError?.code.rawValue, errno: udpError?.posixErrorCode), error: error)
     }
 
     func udpSocket(
-        _ sock: AsyncUdpSocket,
+        _ sock: GCDAsyncUdpSocket,
         didReceive data: Data,
         fromAddress address: Data,
         withFilterContext filterContext: Any?
     ) {
-        record(.received(data, port: AsyncUdpSocket.port(fromAddress: address), context: filterContext as? String))
+        record(.received(data, port: GCDAsyncUdpSocket.port(fromAddress: address), context: filterContext as? String))
     }
 
-    func udpSocketDidClose(_ sock: AsyncUdpSocket, withError error: (any Error)?) {
-        record(.closed(code: (error as? AsyncUdpSocketError)?.code.rawValue), error: error)
+    func udpSocketDidClose(_ sock: GCDAsyncUdpSocket, withError error: (any Error)?) {
+        record(.closed(code: (error as? GCDAsyncUdpSocketError)?.code.rawValue), error: error)
     }
 }
 

@@ -13,11 +13,11 @@ import Musl
 import Darwin
 #endif
 
-extension AsyncSocket {
+extension GCDAsyncSocket {
     // MARK: connecting
 
     /// Starts connecting to `host` (a name, an IP literal, `localhost`) with no timeout.
-    /// - Throws: ``AsyncSocketError`` `.badConfig` (no delegate, already started) or `.badParam` (empty host).
+    /// - Throws: ``GCDAsyncSocketError`` `.badConfig` (no delegate, already started) or `.badParam` (empty host).
     ///   The outcome arrives as `didConnectToHost` or `socketDidDisconnect`.
     public func connect(toHost host: String, onPort port: UInt16) throws {
         try connect(toHost: host, onPort: port, viaInterface: nil, withTimeout: -1)
@@ -37,7 +37,7 @@ extension AsyncSocket {
         withTimeout timeout: TimeInterval
     ) throws {
         guard !host.isEmpty else {
-            throw AsyncSocketError.badParam(
+            throw GCDAsyncSocketError.badParam(
                 "Invalid host parameter (nil or \"\"). Should be a domain name or IP address string."
             )
         }
@@ -63,14 +63,14 @@ extension AsyncSocket {
         withTimeout timeout: TimeInterval
     ) throws {
         guard let address = SocketAddress(sockaddrData: remoteAddr) else {
-            throw AsyncSocketError.badParam("A valid IPv4 or IPv6 address was not given")
+            throw GCDAsyncSocketError.badParam("A valid IPv4 or IPv6 address was not given")
         }
         let configuration = state.withLock { $0.configuration }
         if address.protocol == .inet && !configuration.isIPv4Enabled {
-            throw AsyncSocketError.badParam("IPv4 has been disabled and an IPv4 address was passed.")
+            throw GCDAsyncSocketError.badParam("IPv4 has been disabled and an IPv4 address was passed.")
         }
         if address.protocol == .inet6 && !configuration.isIPv6Enabled {
-            throw AsyncSocketError.badParam("IPv6 has been disabled and an IPv6 address was passed.")
+            throw GCDAsyncSocketError.badParam("IPv6 has been disabled and an IPv6 address was passed.")
         }
         let local = try InterfaceResolver.resolve(interface)
         try startConnecting(target: .address(address), local: local, url: nil, timeout: timeout)
@@ -79,7 +79,7 @@ extension AsyncSocket {
     /// Starts connecting to a unix-domain socket at `url`'s path.
     public func connect(to url: URL, withTimeout timeout: TimeInterval) throws {
         let path = url.path
-        guard !path.isEmpty else { throw AsyncSocketError.badParam("Invalid unix domain socket url.") }
+        guard !path.isEmpty else { throw GCDAsyncSocketError.badParam("Invalid unix domain socket url.") }
         try startConnecting(target: .unixPath(path), local: nil, url: url, timeout: timeout)
     }
 
@@ -87,7 +87,7 @@ extension AsyncSocket {
     /// - Throws: `.other` when the descriptor is not a connected IPv4/IPv6 socket.
     public convenience init(
         fromConnectedSocketFD socketFD: Int32,
-        delegate: (any AsyncSocketDelegate)? = nil,
+        delegate: (any GCDAsyncSocketDelegate)? = nil,
         delegateQueue: DispatchQueue? = nil,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) throws {
@@ -98,11 +98,11 @@ extension AsyncSocket {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(socketFD, $0, &length) }
         }
         guard status == 0 else {
-            throw AsyncSocketError(code: .other, message: "Attempt to adopt a socket that is not connected")
+            throw GCDAsyncSocketError(code: .other, message: "Attempt to adopt a socket that is not connected")
         }
         let family = Int32(storage.ss_family)
         guard family == AF_INET || family == AF_INET6 else {
-            throw AsyncSocketError(code: .other, message: "socket FD is neither IPv4 nor IPv6")
+            throw GCDAsyncSocketError(code: .other, message: "socket FD is neither IPv4 nor IPv6")
         }
         let remote = try? SocketAddress(peerAddressOf: socketFD)
         let localAddress = try? SocketAddress(localAddressOf: socketFD)
@@ -165,20 +165,20 @@ extension AsyncSocket {
     /// Under the lock: the configuration checks every start makes.
     func checkStartable(_ s: State, action: String = "connect") throws {
         if s.delegate == nil {
-            throw AsyncSocketError.badConfig("Attempting to \(action) without a delegate. Set a delegate first.")
+            throw GCDAsyncSocketError.badConfig("Attempting to \(action) without a delegate. Set a delegate first.")
         }
         if s.configuration.callbackDelivery == .delegateQueue && s.delegateQueue == nil {
-            throw AsyncSocketError.badConfig(
+            throw GCDAsyncSocketError.badConfig(
                 "Attempting to \(action) without a delegate queue. Set a delegate queue first."
             )
         }
         if !s.configuration.isIPv4Enabled && !s.configuration.isIPv6Enabled {
-            throw AsyncSocketError.badConfig(
+            throw GCDAsyncSocketError.badConfig(
                 "Both IPv4 and IPv6 have been disabled. Must enable at least one protocol first."
             )
         }
         if !s.lifecycle.canStart {
-            throw AsyncSocketError.badConfig(
+            throw GCDAsyncSocketError.badConfig(
                 "Attempting to \(action) while connected or accepting connections. Disconnect first."
             )
         }

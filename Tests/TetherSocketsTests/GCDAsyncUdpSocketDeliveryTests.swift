@@ -8,9 +8,9 @@ import TetherSockets
 /// `callbackDelivery = .eventLoop` on the UDP delegate face: no delegate queue, callbacks on the socket's event
 /// loop, a send's result never nested inside the callback that sent it, and `udpSocketDidClose` last.
 @Suite(.timeLimit(.minutes(1)))
-struct AsyncUdpSocketDeliveryTests {
+struct GCDAsyncUdpSocketDeliveryTests {
     /// Answers each datagram from its `didReceive` and records where and how every callback ran.
-    final class LoopDelegate: AsyncUdpSocketDelegate, @unchecked Sendable {
+    final class LoopDelegate: GCDAsyncUdpSocketDelegate, @unchecked Sendable {
         let lock = NIOLock()
         var log: [String] = []
         var offLoop = 0
@@ -39,13 +39,13 @@ struct AsyncUdpSocketDeliveryTests {
 
         private func leave() { lock.withLock { depth -= 1 } }
 
-        func udpSocket(_ sock: AsyncUdpSocket, didSendDataWithTag tag: Int) {
+        func udpSocket(_ sock: GCDAsyncUdpSocket, didSendDataWithTag tag: Int) {
             enter("sent \(tag)")
             leave()
         }
 
         func udpSocket(
-            _ sock: AsyncUdpSocket,
+            _ sock: GCDAsyncUdpSocket,
             didReceive data: Data,
             fromAddress address: Data,
             withFilterContext filterContext: Any?
@@ -63,7 +63,7 @@ struct AsyncUdpSocketDeliveryTests {
             leave()
         }
 
-        func udpSocketDidClose(_ sock: AsyncUdpSocket, withError error: (any Error)?) {
+        func udpSocketDidClose(_ sock: GCDAsyncUdpSocket, withError error: (any Error)?) {
             enter("closed")
             leave()
             closed.withLockedValue { $0?.resume() }
@@ -73,7 +73,7 @@ struct AsyncUdpSocketDeliveryTests {
     @Test func callbacksRunOnTheEventLoopInOrderAndNeverNested() async throws {
         let echo = try await UDPEchoPeer.start(host: "127.0.0.1")
         let delegate = LoopDelegate(peer: ("127.0.0.1", echo.port), rounds: 50)
-        let socket = AsyncUdpSocket(delegate: delegate)  // no delegate queue: event-loop delivery needs none
+        let socket = GCDAsyncUdpSocket(delegate: delegate)  // no delegate queue: event-loop delivery needs none
         socket.callbackDelivery = .eventLoop
         socket.setIPv6Enabled(false)
         try socket.bind(toPort: 0, interface: "127.0.0.1")
@@ -101,8 +101,8 @@ struct AsyncUdpSocketDeliveryTests {
 
     @Test func queueDeliveryStillNeedsAQueue() throws {
         let delegate = LoopDelegate(peer: ("127.0.0.1", 9), rounds: 1)
-        let socket = AsyncUdpSocket(delegate: delegate)
-        let error = #expect(throws: AsyncUdpSocketError.self) { try socket.bind(toPort: 0) }
+        let socket = GCDAsyncUdpSocket(delegate: delegate)
+        let error = #expect(throws: GCDAsyncUdpSocketError.self) { try socket.bind(toPort: 0) }
         #expect(error?.message == "Attempting to use socket without a delegate queue. Set a delegate queue first.")
         socket.callbackDelivery = .eventLoop
         try socket.bind(toPort: 0)

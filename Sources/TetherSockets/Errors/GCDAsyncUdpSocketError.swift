@@ -9,9 +9,9 @@ import NIOCore
 ///
 /// ```swift
 /// do { try socket.bind(toPort: 9999, interface: "nope0") }
-/// catch AsyncUdpSocketError.Code.badParam { print("no such interface") }
+/// catch GCDAsyncUdpSocketError.Code.badParam { print("no such interface") }
 /// ```
-public struct AsyncUdpSocketError: Error, Sendable, CustomStringConvertible, CustomNSError {
+public struct GCDAsyncUdpSocketError: Error, Sendable, CustomStringConvertible, CustomNSError {
     /// The kind of failure; raw values are the original's.
     public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
         /// The raw error number, identical to `GCDAsyncUdpSocketError`'s.
@@ -29,7 +29,7 @@ public struct AsyncUdpSocketError: Error, Sendable, CustomStringConvertible, Cus
         public static let sendTimeout = Code(rawValue: 3)
         /// The socket was closed (4).
         public static let closed = Code(rawValue: 4)
-        /// Anything else: a disabled family, POSIX, DNS (5); see ``AsyncUdpSocketError/domain``.
+        /// Anything else: a disabled family, POSIX, DNS (5); see ``GCDAsyncUdpSocketError/domain``.
         public static let other = Code(rawValue: 5)
 
         /// The code's name, e.g. `sendTimeout`.
@@ -45,16 +45,16 @@ public struct AsyncUdpSocketError: Error, Sendable, CustomStringConvertible, Cus
             }
         }
 
-        /// Matches an error against a code, so that `catch AsyncUdpSocketError.Code.badConfig` works.
+        /// Matches an error against a code, so that `catch GCDAsyncUdpSocketError.Code.badConfig` works.
         public static func ~= (code: Code, error: any Error) -> Bool {
-            (error as? AsyncUdpSocketError)?.code == code
+            (error as? GCDAsyncUdpSocketError)?.code == code
         }
     }
 
     /// What failed.
     public var code: Code
     /// Where the failure came from: `.asyncUdpSocket` when Tether raised it, else the system's domain.
-    public var domain: AsyncSocketError.Domain
+    public var domain: GCDAsyncSocketError.Domain
     /// A human description, the original's text where it had one.
     public var message: String
     /// The system's error: `POSIXError` or ``DNSLookupError``.
@@ -68,7 +68,7 @@ public struct AsyncUdpSocketError: Error, Sendable, CustomStringConvertible, Cus
     ///   - underlying: the system's error, if any.
     public init(
         code: Code,
-        domain: AsyncSocketError.Domain = .asyncUdpSocket,
+        domain: GCDAsyncSocketError.Domain = .asyncUdpSocket,
         message: String,
         underlying: (any Error)? = nil
     ) {
@@ -84,15 +84,15 @@ public struct AsyncUdpSocketError: Error, Sendable, CustomStringConvertible, Cus
         return (underlying as? POSIXError)?.code
     }
 
-    /// `AsyncUdpSocketError(code, domain): message`, with the underlying error when there is one.
+    /// `GCDAsyncUdpSocketError(code, domain): message`, with the underlying error when there is one.
     public var description: String {
-        var text = "AsyncUdpSocketError(\(code), \(domain.rawValue)): \(message)"
+        var text = "GCDAsyncUdpSocketError(\(code), \(domain.rawValue)): \(message)"
         if let underlying { text += " [\(underlying)]" }
         return text
     }
 
     /// `"GCDAsyncUdpSocketErrorDomain"`, as the original.
-    public static var errorDomain: String { AsyncSocketError.Domain.asyncUdpSocket.rawValue }
+    public static var errorDomain: String { GCDAsyncSocketError.Domain.asyncUdpSocket.rawValue }
     /// The code's raw value.
     public var errorCode: Int { code.rawValue }
     /// The description and, when there is one, the underlying error.
@@ -103,27 +103,27 @@ public struct AsyncUdpSocketError: Error, Sendable, CustomStringConvertible, Cus
     }
 }
 
-extension AsyncUdpSocketError {
-    static func badConfig(_ message: String) -> AsyncUdpSocketError {
-        AsyncUdpSocketError(code: .badConfig, message: message)
+extension GCDAsyncUdpSocketError {
+    static func badConfig(_ message: String) -> GCDAsyncUdpSocketError {
+        GCDAsyncUdpSocketError(code: .badConfig, message: message)
     }
 
-    static func badParam(_ message: String) -> AsyncUdpSocketError {
-        AsyncUdpSocketError(code: .badParam, message: message)
+    static func badParam(_ message: String) -> GCDAsyncUdpSocketError {
+        GCDAsyncUdpSocketError(code: .badParam, message: message)
     }
 
-    static func other(_ message: String) -> AsyncUdpSocketError {
-        AsyncUdpSocketError(code: .other, message: message)
+    static func other(_ message: String) -> GCDAsyncUdpSocketError {
+        GCDAsyncUdpSocketError(code: .other, message: message)
     }
 
-    static var sendTimeout: AsyncUdpSocketError {
-        AsyncUdpSocketError(code: .sendTimeout, message: "Send operation timed out")
+    static var sendTimeout: GCDAsyncUdpSocketError {
+        GCDAsyncUdpSocketError(code: .sendTimeout, message: "Send operation timed out")
     }
 
     /// A POSIX failure of `function` (e.g. "bind"), errno kept.
-    static func posix(_ errno: Int32, function: String) -> AsyncUdpSocketError {
+    static func posix(_ errno: Int32, function: String) -> GCDAsyncUdpSocketError {
         let code = POSIXErrorCode(rawValue: errno) ?? .EIO
-        return AsyncUdpSocketError(
+        return GCDAsyncUdpSocketError(
             code: .other,
             domain: .posix,
             message: "Error in \(function)() function: \(String(cString: strerror(errno)))",
@@ -132,12 +132,12 @@ extension AsyncUdpSocketError {
     }
 
     /// Maps a TCP-side or NIO error into the UDP domain, keeping POSIX and DNS details.
-    static func wrapping(_ error: any Error, function: String) -> AsyncUdpSocketError {
-        if let own = error as? AsyncUdpSocketError { return own }
-        if let socketError = error as? AsyncSocketError {
+    static func wrapping(_ error: any Error, function: String) -> GCDAsyncUdpSocketError {
+        if let own = error as? GCDAsyncUdpSocketError { return own }
+        if let socketError = error as? GCDAsyncSocketError {
             switch socketError.domain {
             case .posix, .netDB, .tls:
-                return AsyncUdpSocketError(
+                return GCDAsyncUdpSocketError(
                     code: .other,
                     domain: socketError.domain,
                     message: socketError.message,
@@ -146,11 +146,15 @@ extension AsyncUdpSocketError {
             default:
                 let code: Code =
                     socketError.code == .badParam ? .badParam : socketError.code == .badConfig ? .badConfig : .other
-                return AsyncUdpSocketError(code: code, message: socketError.message, underlying: socketError.underlying)
+                return GCDAsyncUdpSocketError(
+                    code: code,
+                    message: socketError.message,
+                    underlying: socketError.underlying
+                )
             }
         }
         if let errno = UDPErrno.of(error) { return .posix(errno, function: function) }
-        return AsyncUdpSocketError(code: .other, message: "\(error)", underlying: error)
+        return GCDAsyncUdpSocketError(code: .other, message: "\(error)", underlying: error)
     }
 }
 

@@ -4,7 +4,7 @@ import Logging
 import NIOCore
 import TetherConcurrency
 
-extension AsyncUdpSocket {
+extension GCDAsyncUdpSocket {
     // MARK: sending
 
     /// Sends on a connected socket; the result arrives as `didSendDataWithTag`/`didNotSendDataWithTag`.
@@ -38,13 +38,13 @@ extension AsyncUdpSocket {
     }
 
     /// Sets a filter every outgoing datagram passes (asynchronously on `filterQueue`); nil removes it.
-    public func setSendFilter(_ filterBlock: AsyncUdpSocketSendFilterBlock?, with filterQueue: DispatchQueue?) {
+    public func setSendFilter(_ filterBlock: GCDAsyncUdpSocketSendFilterBlock?, with filterQueue: DispatchQueue?) {
         setSendFilter(filterBlock, with: filterQueue, isAsynchronous: true)
     }
 
     /// Sets a send filter; `isAsynchronous: false` runs it synchronously (keep it tiny).
     public func setSendFilter(
-        _ filterBlock: AsyncUdpSocketSendFilterBlock?,
+        _ filterBlock: GCDAsyncUdpSocketSendFilterBlock?,
         with filterQueue: DispatchQueue?,
         isAsynchronous: Bool
     ) {
@@ -81,7 +81,7 @@ extension AsyncUdpSocket {
         runtime.enqueue(.send(UDPOutgoing(data: data, destination: destination, timeout: timeout, tag: tag)))
     }
 
-    private func reportUnsent(tag: Int, error: AsyncUdpSocketError) {
+    private func reportUnsent(tag: Int, error: GCDAsyncUdpSocketError) {
         let life = state.withLock { $0.sockets?.life ?? $0.lives }
         deliver(life: life, evenWhenClosed: true) { sock, delegate in
             delegate.udpSocket(sock, didNotSendDataWithTag: tag, dueToError: error)
@@ -109,13 +109,14 @@ extension AsyncUdpSocket {
     }
 
     /// Sets a filter every received datagram passes (asynchronously on `filterQueue`); nil removes it.
-    public func setReceiveFilter(_ filterBlock: AsyncUdpSocketReceiveFilterBlock?, with filterQueue: DispatchQueue?) {
+    public func setReceiveFilter(_ filterBlock: GCDAsyncUdpSocketReceiveFilterBlock?, with filterQueue: DispatchQueue?)
+    {
         setReceiveFilter(filterBlock, with: filterQueue, isAsynchronous: true)
     }
 
     /// Sets a receive filter; `isAsynchronous: false` runs it synchronously from the engine (keep it tiny).
     public func setReceiveFilter(
-        _ filterBlock: AsyncUdpSocketReceiveFilterBlock?,
+        _ filterBlock: GCDAsyncUdpSocketReceiveFilterBlock?,
         with filterQueue: DispatchQueue?,
         isAsynchronous: Bool
     ) {
@@ -143,9 +144,9 @@ extension AsyncUdpSocket {
     func deliver(
         life: UInt64,
         evenWhenClosed: Bool = false,
-        _ callback: @escaping (AsyncUdpSocket, any AsyncUdpSocketDelegate) -> Void
+        _ callback: @escaping (GCDAsyncUdpSocket, any GCDAsyncUdpSocketDelegate) -> Void
     ) -> Bool {
-        let (delivered, runNow): (Bool, (UDPLoopCallbacks, any AsyncUdpSocketDelegate)?) = state.withLock { s in
+        let (delivered, runNow): (Bool, (UDPLoopCallbacks, any GCDAsyncUdpSocketDelegate)?) = state.withLock { s in
             let current = s.sockets?.life == life || (evenWhenClosed && s.sockets == nil)
             guard current, let delegate = s.delegate else { return (false, nil) }
             // Sendable: the delegate and the callback are used on the delegate queue (or the life's loop) only.

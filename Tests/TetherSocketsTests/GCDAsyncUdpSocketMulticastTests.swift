@@ -13,12 +13,12 @@ import TetherSockets
 /// interface), so the IPv6 test checks join/leave and a per-send failure, not delivery; delivery over IPv6 would need
 /// a network namespace with a multicast-capable interface (veth), which these tests do not create.
 @Suite(.timeLimit(.minutes(1)))
-struct AsyncUdpSocketMulticastTests {
+struct GCDAsyncUdpSocketMulticastTests {
     static let groups: [(group: String, interface: String, loopback: String)] = [
         ("224.0.0.199", "127.0.0.1", "127.0.0.1")
     ]
 
-    private func makeSender(group: String, interface: String) throws -> (AsyncUdpSocket, UdpRecorder) {
+    private func makeSender(group: String, interface: String) throws -> (GCDAsyncUdpSocket, UdpRecorder) {
         let recorder = UdpRecorder(label: "multicast-sender")
         let sender = recorder.makeSocket()
         if group.contains(":") {
@@ -94,7 +94,7 @@ struct AsyncUdpSocketMulticastTests {
         do {
             try member.leaveMulticastGroup(group, onInterface: "lo")
             Issue.record("leaving a group not joined succeeded")
-        } catch let error as AsyncUdpSocketError {
+        } catch let error as GCDAsyncUdpSocketError {
             #expect(error.domain == .posix)
         }
         member.close()
