@@ -104,8 +104,7 @@ struct AsyncUdpSocketReceivingTests {
     }
 
     /// Implements nothing but the timeout callback: `didReceive` is the protocol's default.
-    final class TimeoutsOnly: AsyncUdpSocketDelegate, @unchecked Sendable {
-        // Sendable: only the socket's run loop touches it, and the test reads it after awaiting the continuation.
+    final class TimeoutsOnly: AsyncUdpSocketDelegate {
         var timedOut: [Int] = []
         var continuation: CheckedContinuation<Void, Never>?
 
@@ -237,9 +236,7 @@ struct AsyncUdpSocketReceivingTests {
 }
 
 /// Keeps the last error a delegate saw and forwards every callback to a recorder.
-final class ErrorBox: AsyncUdpSocketDelegate, @unchecked Sendable {
-    // Sendable: `forward` is set before the socket is used; `last` is written on the run loop and read after the
-    // test awaited the callback that wrote it.
+final class ErrorBox: AsyncUdpSocketDelegate {
     var forward: AsyncUdpRecorder?
     var last: (any Error)?
 
@@ -271,3 +268,10 @@ final class ErrorBox: AsyncUdpSocketDelegate, @unchecked Sendable {
         forward?.onUdpSocketDidClose(sock)
     }
 }
+
+// Sendable: only the socket's run loop touches it, and the test reads it after awaiting the continuation it resumes.
+extension AsyncUdpSocketReceivingTests.TimeoutsOnly: @unchecked Sendable {}
+
+// Sendable: `forward` is set before the socket is used; `last` is written on the run loop and read after the test
+// awaited the callback that wrote it.
+extension ErrorBox: @unchecked Sendable {}

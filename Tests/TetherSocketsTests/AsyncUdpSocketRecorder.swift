@@ -147,7 +147,7 @@ struct AsyncUdpWaitTimedOut: Error, CustomStringConvertible {
     var description: String { "timed out waiting; events so far: \(events)" }
 }
 
-// Its state is behind `lock`; callbacks arrive on the socket's run loop.
+// Sendable: its state is behind `lock`; callbacks arrive on the socket's run loop.
 extension AsyncUdpRecorder: @unchecked Sendable {}
 
 /// A RunLoop-era socket made on `home`'s thread (so it belongs to that run loop), with `recorder` as its delegate.

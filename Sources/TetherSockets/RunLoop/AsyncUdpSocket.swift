@@ -32,9 +32,15 @@ import TetherConcurrency
 ///   `ECONNREFUSED` to its next send (`didNotSendDataWithTag`, `NSPOSIXErrorDomain`), and no receive error closes.
 /// - The engine reads a datagram only for an active request, but may read a few more in one system call; those wait
 ///   in the engine (never dropped) for the next request instead of in the kernel.
+/// - A send binds the socket (for "Cannot bind a socket more than once.") when it is accepted; the original, once it
+///   succeeded.
+/// - `connect` waits for the sends queued before it (the engine's one packet queue) before it returns.
 /// - A second `close…` does nothing (the original posted a second ``AsyncUdpSocketDelegate/onUdpSocketDidClose(_:)``).
 /// - ``AsyncUdpSocketDelegate/onUdpSocketDidClose(_:)`` runs on the socket's run loop (the original used the run loop
-///   of the thread that called `close`).
+///   of the thread that called `close`); always after `close` returns, but when `close` is called inside a callback
+///   (or a `closeAfter…` completes in one) it runs right after that callback rather than on a separate pass.
+/// - An error the engine could not survive (its socket closed under it) is not reported: the original never closed on
+///   errors, and nothing else in this interface could say so.
 public final class AsyncUdpSocket {
     /// Which queues a `closeAfter…` waits for.
     struct CloseAfter: OptionSet {
