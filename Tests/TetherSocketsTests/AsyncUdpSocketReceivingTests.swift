@@ -90,10 +90,12 @@ struct AsyncUdpSocketReceivingTests {
         recorder.accepts { $0 != Data("no".utf8) }
         let socket = try makeAsyncUdpSocket(on: home, recorder)
         try socket.bind(toAddress: "127.0.0.1", port: 0)
-        socket.receive(withTimeout: 0.5, tag: 1)
-        socket.receive(withTimeout: -1, tag: 2)
+        // The refused datagram waits in the kernel before the request exists, so that the request meets it at once
+        // and not only after a slow sender's setup has used up its 0.5 s (the request's timer starts when it does).
         let sender = try await AsyncUdpTestSender.make()
         try await sender.send("no", to: socket.localPort())
+        socket.receive(withTimeout: 0.5, tag: 1)
+        socket.receive(withTimeout: -1, tag: 2)
         try await recorder.wait(for: .notReceived(tag: 1, code: 5))
         try await sender.send("taken", to: socket.localPort())
         let events = try await recorder.wait(for: .received(Data("taken".utf8), tag: 2, accepted: true))
