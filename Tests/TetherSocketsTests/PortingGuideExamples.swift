@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOSSL
 import Testing
+import TetherCore
 import TetherSockets
 
 // The "after" examples of the article "From GCDAsyncSocket" (TetherSockets.docc/PortingFromGCDAsyncSocket.md).
@@ -278,6 +279,26 @@ final class UdpPinger: GCDAsyncUdpSocketDelegate {
     }
 }
 
+// MARK: - The async face (the article "From AsyncSocket (RunLoop)" shows these)
+
+func echoOnce(port: UInt16) async throws -> String {
+    let connection = try await TCPConnection.connect(host: "127.0.0.1", port: Int(port))
+    try await connection.write(ByteBuffer(string: "hello\r\n"))
+    let reply = try await connection.read(upTo: [0x0D, 0x0A], timeout: .seconds(5))
+    try await connection.close()
+    return String(buffer: reply)
+}
+
+func readFrames(port: UInt16) async throws -> [STXFrame] {
+    let connection = try await TCPConnection.connect(host: "127.0.0.1", port: Int(port))
+    var frames: [STXFrame] = []
+    for try await frame in connection.frames(STXFrameCodec()) {  // start byte, length and CRC checked
+        frames.append(frame)
+    }
+    try await connection.close()
+    return frames
+}
+
 // MARK: - Test support
 
 /// Values handed over by the examples' callbacks, awaited by a test (bounded; no sleeps).
@@ -550,5 +571,22 @@ struct PortingGuideExamples {
         #expect(try await echoes.next() == Data("ping".utf8))
         pinger.socket.close()
         await echo.stop()
+    }
+
+    @Test("the async face reads the echo and the STX frames, CRC checked by the codec")
+    func asyncFace() async throws {
+        let server = try EchoServer()
+        defer { server.stop() }
+        #expect(try await echoOnce(port: server.port) == "hello\r\n")
+
+        let listener = try RawListener()
+        defer { listener.close() }
+        async let frames = readFrames(port: listener.port)
+        let peer = try await onThread { listener.accept() }
+        peer.send([0x02, 0x01, 0x00, 0x02, 0x00, 0x02, 0x00, 0x68, 0x69, 0xDA])
+        peer.shutdownWrite()
+        let received = try await frames
+        peer.close()
+        #expect(received == [STXFrame(destination: 1, source: 2, bytes: Array("hi".utf8))])
     }
 }
