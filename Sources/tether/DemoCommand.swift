@@ -16,6 +16,7 @@ struct DemoCommand: AsyncParsableCommand {
     /// The steps, in order; each returns a one-line summary or throws.
     static let steps: [(name: String, run: @Sendable () async throws -> String)] = [
         ("TCP, delegate face: the seed's STX frames, header and body read by tags", DemoSteps.delegateFaceFrames),
+        ("TCP, RunLoop face: the seed's AsyncSocket echo client on a run-loop thread", DemoSteps.runLoopEcho),
         ("TCP, async face: echo through TCPListener and TCPConnection", DemoSteps.asyncFaceEcho),
         ("TCP, async face: frames(STXFrameCodec()) as an async sequence", DemoSteps.asyncFaceFrames),
         ("TCP, async listener: an accept flood against a consumer that waits", DemoSteps.listenerBackPressure),

@@ -64,9 +64,13 @@ final class RunLoopMailbox: Sendable {
         scheduleIfNeeded()
     }
 
-    /// Delivers later callbacks on `runLoop`; callbacks already handed to the old run loop stay there.
-    func move(to runLoop: RunLoop) {
+    /// Delivers later callbacks on `runLoop`; callbacks already handed to the old run loop stay there. `first`
+    /// runs before every callback still waiting here (an accepted socket's `didConnectToHost` before its events).
+    func move(to runLoop: RunLoop, first: (() -> Void)? = nil) {
+        // Sendable: the callback runs on the mailbox's run loop thread only, after this hand-over.
+        let boxed = first.map { UncheckedSendableBox($0) }
         state.withLock { s in
+            if let boxed { s.pending.insert(boxed, at: 0) }
             s.runLoop = UncheckedSendableBox(runLoop)
             // A drain scheduled on the old run loop runs what it took then; it takes nothing more.
             s.isScheduled = false

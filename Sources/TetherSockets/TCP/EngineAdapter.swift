@@ -141,6 +141,25 @@ final class EngineAdapter: SocketEngineOwner {
         // Sendable: `respond` touches the engine; it is called on the event loop only (hopping there if needed).
         let reply = UncheckedSendableBox(respond)
         let asked = socket.deliver(life: life) { sock, delegate in
+            let forward: @Sendable (TimeInterval) -> Void = { answer in
+                let extensionTime = answer > 0 ? TimeAmount.nanoseconds(Int64(answer * 1e9)) : .zero
+                if loop.inEventLoop {
+                    reply.value(extensionTime)
+                } else {
+                    loop.execute { reply.value(extensionTime) }
+                }
+            }
+            if let asker = delegate as? any TimeoutAnsweringLater {
+                asker.socket(
+                    sock,
+                    shouldTimeout: kind,
+                    tag: tag,
+                    elapsed: seconds,
+                    bytesDone: UInt(bytesDone),
+                    answer: forward
+                )
+                return
+            }
             let answer: TimeInterval
             switch kind {
             case .read:
@@ -158,12 +177,7 @@ final class EngineAdapter: SocketEngineOwner {
                     bytesDone: UInt(bytesDone)
                 )
             }
-            let extensionTime = answer > 0 ? TimeAmount.nanoseconds(Int64(answer * 1e9)) : .zero
-            if loop.inEventLoop {
-                reply.value(extensionTime)
-            } else {
-                loop.execute { reply.value(extensionTime) }
-            }
+            forward(answer)
         }
         if !asked { respond(.zero) }
     }

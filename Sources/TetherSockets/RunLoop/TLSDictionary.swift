@@ -1,0 +1,113 @@
+import Foundation
+import NIOSSL
+
+/// The RunLoop era's `startTLS` dictionary, translated into ``TLSSettings`` (API.md §2.8, "TLS dictionary").
+struct TLSDictionary {
+    /// A known key whose value has the wrong type, or a level Tether does not offer.
+    struct BadValue: Error, Sendable, CustomStringConvertible {
+        var key: String
+        var problem: String
+        var description: String { "startTLS: \(key) \(problem)" }
+    }
+
+    /// The settings the engine applies.
+    var settings: TLSSettings
+    /// With the chain unverified, the name the face still checks in the leaf certificate (nil: none).
+    var nameCheckedWithoutChain: String?
+
+    /// Translates `dictionary`; unknown keys are ignored, as the original did.
+    init(_ dictionary: [String: Any]) throws {
+        var settings = TLSSettings(isServer: false, peerName: nil, verifiesPeerName: false)
+        if let value = dictionary[kCFStreamSSLIsServer] {
+            settings.isServer = try Self.bool(value, key: kCFStreamSSLIsServer)
+        }
+        if let value = dictionary[kCFStreamSSLLevel] {
+            guard let level = value as? String else {
+                throw BadValue(key: kCFStreamSSLLevel, problem: "must be a String (a kCFStreamSocketSecurityLevel…)")
+            }
+            switch level {
+            case kCFStreamSocketSecurityLevelNegotiatedSSL: break
+            case kCFStreamSocketSecurityLevelTLSv1: settings.minimumTLSVersion = .tlsv1
+            default: throw BadValue(key: kCFStreamSSLLevel, problem: "\(level) is not offered (SSL is obsolete)")
+            }
+        }
+        if let value = dictionary[kCFStreamSSLPeerName] {
+            if value is NSNull {
+                settings.verifiesPeerName = false
+            } else if let name = value as? String {
+                settings.peerName = name
+                settings.verifiesPeerName = true
+            } else {
+                throw BadValue(key: kCFStreamSSLPeerName, problem: "must be a String or NSNull")
+            }
+        }
+        var verifiesChain = true
+        if let value = dictionary[kCFStreamSSLValidatesCertificateChain] {
+            verifiesChain = try Self.bool(value, key: kCFStreamSSLValidatesCertificateChain)
+        }
+        if let value = dictionary[kCFStreamSSLAllowsAnyRoot], try Self.bool(value, key: kCFStreamSSLAllowsAnyRoot) {
+            verifiesChain = false
+        }
+        for key in [kCFStreamSSLAllowsExpiredCertificates, kCFStreamSSLAllowsExpiredRoots] {
+            if let value = dictionary[key] { _ = try Self.bool(value, key: key) }
+        }
+        if let value = dictionary[kCFStreamSSLCertificates] {
+            guard let chain = value as? [NIOSSLCertificate] else {
+                throw BadValue(key: kCFStreamSSLCertificates, problem: "must be an array of NIOSSLCertificate")
+            }
+            settings.certificateChain = chain
+        }
+        if let value = dictionary[kTetherStreamSSLPrivateKey] {
+            guard let key = value as? NIOSSLPrivateKey else {
+                throw BadValue(key: kTetherStreamSSLPrivateKey, problem: "must be a NIOSSLPrivateKey")
+            }
+            settings.privateKey = key
+        }
+        if !verifiesChain {
+            // The face answers the trust question itself: any chain, and the name when one was given.
+            settings.manuallyEvaluatesTrust = true
+            nameCheckedWithoutChain = settings.verifiesPeerName ? settings.peerName : nil
+        }
+        self.settings = settings
+    }
+
+    private static func bool(_ value: Any, key: String) throws -> Bool {
+        if let flag = value as? Bool { return flag }
+        if let number = value as? NSNumber { return number.boolValue }
+        throw BadValue(key: key, problem: "must be a Bool")
+    }
+
+    /// Whether `certificate` names `host` in its subject alternative names (DNS names with a leftmost wildcard, or
+    /// IP addresses).
+    static func certificate(_ certificate: NIOSSLCertificate, names host: String) -> Bool {
+        let wanted = host.lowercased()
+        let address = SocketAddressBytes(host)
+        for name in certificate._subjectAlternativeNames() {
+            let bytes = name.contents.withUnsafeBufferPointer { Array($0) }
+            switch name.nameType {
+            case .dnsName:
+                let dns = String(decoding: bytes, as: UTF8.self).lowercased()
+                if dns == wanted { return true }
+                if dns.hasPrefix("*."), let dot = wanted.firstIndex(of: "."),
+                    wanted[wanted.index(after: dot)...] == dns.dropFirst(2)
+                {
+                    return true
+                }
+            case .ipAddress:
+                if let address, address == bytes { return true }
+            default:
+                continue
+            }
+        }
+        return false
+    }
+
+    /// The network-order bytes of a numeric IPv4 or IPv6 address, nil for a name.
+    private static func SocketAddressBytes(_ host: String) -> [UInt8]? {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, host, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
+        return nil
+    }
+}
