@@ -90,4 +90,17 @@ struct UDPNamespaceTests {
         #expect(verdict.hasPrefix("PASS sendtimeout:"))
         #expect(verdict.contains("timed out (sendTimeout), socket open until close()"))
     }
+
+    @Test func theRunLoopFacesSendTimeoutIsCode4AndTheSocketStaysOpen() async throws {
+        // As above, through AsyncUdpSocket (its run loop on a thread of the probe's own).
+        let verdict = try await run(
+            "runloop-sendtimeout",
+            setup: """
+                ip neigh add 10.77.0.99 lladdr 02:00:00:00:00:99 dev v0 nud permanent
+                tc qdisc add dev v0 root tbf rate 8kbit burst 1600 limit 10000000
+                """
+        )
+        #expect(verdict.hasPrefix("PASS runloop-sendtimeout:"))
+        #expect(verdict.contains("timed out (code 4), socket open until close()"))
+    }
 }

@@ -39,7 +39,10 @@ enum SideBySideSuite {
         let rounds = option("--rounds").flatMap { Int($0) } ?? 5
         let chosenText = option("--rows")
         var numbers =
-            only == "side-by-side-more" ? moreRows : only == "side-by-side-all" ? issueRows + moreRows : issueRows
+            only == "side-by-side-more"
+            ? moreRows
+            : only == "side-by-side-runloop"
+                ? runLoopRows : only == "side-by-side-all" ? issueRows + moreRows + runLoopRows : issueRows
         if let chosenText {
             numbers = chosenText.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         }
@@ -156,6 +159,8 @@ enum SideBySideSuite {
                 tether: { try await FramingBenchmarks.tetherDelegate(port: port, count: count) }
             )
             return (row, server)
+        case 12...14:
+            return try await makeRunLoop(number, sizes: sizes, group: group)
         default:
             return try await makeMore(number, sizes: sizes, group: group, identity: identity)
         }

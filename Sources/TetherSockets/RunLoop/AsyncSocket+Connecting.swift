@@ -100,6 +100,7 @@ extension AsyncSocket {
         }
         let core = GCDAsyncSocket(eventLoopGroup: eventLoopGroup)
         core.callbackDelivery = .eventLoop
+        core.state.withLock { $0.configuration.servesBufferedReadsOnCaller = true }
         let bridge: RunLoopSocketBridge = try state.withLock { s in
             guard s.phase == .idle else {
                 throw AsyncSocketException(

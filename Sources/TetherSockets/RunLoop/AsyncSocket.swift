@@ -103,6 +103,7 @@ public final class AsyncSocket: @unchecked Sendable {
         let bridge = RunLoopSocketBridge(owner: self, generation: 1)
         state.withLock { $0.bridge = bridge }
         core.synchronouslySetDelegate(bridge)
+        core.state.withLock { $0.configuration.servesBufferedReadsOnCaller = true }
     }
 
     deinit {

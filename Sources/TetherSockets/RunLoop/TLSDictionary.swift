@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import NIOSSL
 
 /// The RunLoop era's `startTLS` dictionary, translated into ``TLSSettings`` (API.md §2.8, "TLS dictionary").
@@ -81,7 +82,7 @@ struct TLSDictionary {
     /// IP addresses).
     static func certificate(_ certificate: NIOSSLCertificate, names host: String) -> Bool {
         let wanted = host.lowercased()
-        let address = SocketAddressBytes(host)
+        let address = numericAddress(host)
         for name in certificate._subjectAlternativeNames() {
             let bytes = name.contents.withUnsafeBufferPointer { Array($0) }
             switch name.nameType {
@@ -94,7 +95,7 @@ struct TLSDictionary {
                     return true
                 }
             case .ipAddress:
-                if let address, address == bytes { return true }
+                if let address, address == numericAddress(bytes: bytes) { return true }
             default:
                 continue
             }
@@ -102,12 +103,14 @@ struct TLSDictionary {
         return false
     }
 
-    /// The network-order bytes of a numeric IPv4 or IPv6 address, nil for a name.
-    private static func SocketAddressBytes(_ host: String) -> [UInt8]? {
-        var v4 = in_addr()
-        if inet_pton(AF_INET, host, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
-        var v6 = in6_addr()
-        if inet_pton(AF_INET6, host, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
-        return nil
+    /// The canonical text of a numeric IPv4 or IPv6 address, nil for a name.
+    private static func numericAddress(_ host: String) -> String? {
+        (try? SocketAddress(ipAddress: host, port: 0))?.ipAddress
+    }
+
+    /// The canonical text of a certificate's IP address entry (4 or 16 bytes).
+    private static func numericAddress(bytes: [UInt8]) -> String? {
+        guard bytes.count == 4 || bytes.count == 16 else { return nil }
+        return (try? SocketAddress(packedIPAddress: ByteBuffer(bytes: bytes), port: 0))?.ipAddress
     }
 }

@@ -16,12 +16,16 @@ extension GCDAsyncSocket {
 
     private func queueRead(_ kind: ReadKind, timeout: TimeInterval, tag: Int, destination: CallerBuffer?) {
         let current = state.withLock { s in
-            s.lifecycle.acceptsOperations ? (s.adapter, s.machine, s.lifecycle.life, s.delivery) : nil
+            s.lifecycle.acceptsOperations
+                ? (
+                    s.adapter, s.machine, s.lifecycle.life,
+                    s.delivery == .delegateQueue || s.configuration.servesBufferedReadsOnCaller
+                ) : nil
         }
-        guard let (maybeAdapter, machine, life, delivery) = current, let adapter = maybeAdapter else { return }
+        guard let (maybeAdapter, machine, life, servesOffLoop) = current, let adapter = maybeAdapter else { return }
         // A read issued off the loop that the buffered bytes satisfy completes here, without a round trip through
         // the loop; its callback is still dispatched onto the delegate queue, after every one produced before it.
-        if delivery == .delegateQueue, let machine, !adapter.eventLoop.inEventLoop, !adapter.hasPendingOperations,
+        if servesOffLoop, let machine, !adapter.eventLoop.inEventLoop, !adapter.hasPendingOperations,
             let served = machine.withLock({ $0.readFromBuffer(kind) })
         {
             logger?.trace("read", metadata: ["tag": "\(tag)", "bytes": "\(served.bytes.count)"])

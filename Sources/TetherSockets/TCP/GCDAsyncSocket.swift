@@ -66,6 +66,9 @@ public final class GCDAsyncSocket: @unchecked Sendable {
         var alternateAddressDelay: TimeInterval = 0.3
         var autoDisconnectOnClosedReadStream = true
         var callbackDelivery = CallbackDelivery.delegateQueue
+        /// A read issued off the loop that buffered bytes satisfy calls the delegate on the caller's thread, in
+        /// `.eventLoop` delivery too: the RunLoop-era face's bridge, which only posts to a run loop, sets it.
+        var servesBufferedReadsOnCaller = false
     }
 
     struct State {

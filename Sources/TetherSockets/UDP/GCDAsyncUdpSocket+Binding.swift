@@ -50,7 +50,7 @@ extension GCDAsyncUdpSocket {
         )
     }
 
-    private func bind(ipv4: SocketAddress?, ipv6: SocketAddress?) throws {
+    func bind(ipv4: SocketAddress?, ipv6: SocketAddress?) throws {
         try state.withLock { s in
             try check(.bind, s)
             let useIPv4 = s.configuration.isIPv4Enabled ? ipv4 : nil
