@@ -248,6 +248,42 @@ final class SecureClient: AsyncSocketDelegate {
     }
 }
 
+// MARK: - AsyncUdpSocket
+
+final class UdpQuery: AsyncUdpSocketDelegate {
+    let socket = AsyncUdpSocket()
+    let onAnswer: @Sendable (String) -> Void
+
+    init(onAnswer: @escaping @Sendable (String) -> Void) {
+        self.onAnswer = onAnswer
+        socket.delegate = self
+    }
+
+    func ask(_ question: String, port: UInt16) throws {
+        try socket.bind(toAddress: "127.0.0.1", port: 0)
+        guard socket.send(Data(question.utf8), toHost: "127.0.0.1", port: port, withTimeout: 5, tag: 1) else {
+            return onAnswer("not sent")  // closed, or no destination: a Bool, as the original
+        }
+        socket.receive(withTimeout: 5, tag: 1)
+    }
+
+    func onUdpSocket(
+        _ sock: AsyncUdpSocket,
+        didReceive data: Data,
+        withTag tag: Int,
+        fromHost host: String,
+        port: UInt16
+    ) -> Bool {
+        guard data.first != UInt8(ascii: "#") else { return false }  // not an answer: keep waiting
+        onAnswer(String(decoding: data, as: UTF8.self))
+        return true
+    }
+
+    func onUdpSocket(_ sock: AsyncUdpSocket, didNotReceiveDataWithTag tag: Int, dueToError error: (any Error)?) {
+        onAnswer("no answer")  // AsyncUdpSocketErrorDomain 5 after the timeout; the socket stays open
+    }
+}
+
 // MARK: - Tests
 
 @Suite("The article \"From AsyncSocket (RunLoop)\": its after examples compile and run", .timeLimit(.minutes(2)))
@@ -258,7 +294,7 @@ struct PortingGuideRunLoopExamples {
         let source =
             try sourceLines(ofTestFile: "PortingGuideRunLoopExamples.swift")
             + sourceLines(ofTestFile: "PortingGuideExamples.swift")
-        #expect(snippets.count == 9)
+        #expect(snippets.count == 10)
         for snippet in snippets {
             #expect(
                 contains(source, snippet: snippet),
@@ -426,5 +462,25 @@ struct PortingGuideRunLoopExamples {
         }
         #expect(status == -9812)  // errSSLUnknownRootCert
         #expect(try await events.next() == .closed)
+    }
+
+    @Test("UDP: a declined datagram leaves the request waiting; the next one answers it")
+    func udpQuery() async throws {
+        let peer = try await UDPSocket.bind(host: "127.0.0.1", port: 0)
+        let port = UInt16(peer.localPort)
+        let answers = Handoff<String>()
+        let thread = startSocketThread {
+            let query = UdpQuery(onAnswer: answers.put)
+            do { try query.ask("what time is it", port: port) } catch { answers.put("\(error)") }
+            return [query]
+        }
+        defer { thread.cancel() }
+        var datagrams = peer.datagrams.makeAsyncIterator()
+        let question = try #require(try await datagrams.next())
+        #expect(String(buffer: question.data) == "what time is it")
+        try await peer.send(ByteBuffer(string: "#not an answer"), to: question.remoteAddress)
+        try await peer.send(ByteBuffer(string: "noon"), to: question.remoteAddress)
+        #expect(try await answers.next() == "noon")
+        try await peer.close()
     }
 }
