@@ -382,7 +382,7 @@ func sourceLines(ofTestFile name: String) throws -> [String] {
 }
 
 /// Whether `snippet` occurs in `lines` as consecutive lines.
-func contains(_ lines: [String], snippet: [String]) -> Bool {
+func containsConsecutively(_ lines: [String], snippet: [String]) -> Bool {
     guard !snippet.isEmpty, snippet.count <= lines.count else { return snippet.isEmpty }
     return (0...(lines.count - snippet.count)).contains { Array(lines[$0..<($0 + snippet.count)]) == snippet }
 }
@@ -398,7 +398,7 @@ struct PortingGuideExamples {
         #expect(snippets.count == 12)
         for snippet in snippets {
             #expect(
-                contains(source, snippet: snippet),
+                containsConsecutively(source, snippet: snippet),
                 "not in PortingGuideExamples.swift:\n\(snippet.joined(separator: "\n"))"
             )
         }

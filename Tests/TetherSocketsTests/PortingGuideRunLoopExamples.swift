@@ -297,7 +297,7 @@ struct PortingGuideRunLoopExamples {
         #expect(snippets.count == 10)
         for snippet in snippets {
             #expect(
-                contains(source, snippet: snippet),
+                containsConsecutively(source, snippet: snippet),
                 "not in the porting-guide examples:\n\(snippet.joined(separator: "\n"))"
             )
         }
