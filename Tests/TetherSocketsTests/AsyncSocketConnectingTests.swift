@@ -38,7 +38,10 @@ struct RunLoopClient {
     }
 }
 
-@Suite("AsyncSocket (RunLoop era): connecting, accepting, closing — the original's callback orders")
+@Suite(
+    "AsyncSocket (RunLoop era): connecting, accepting, closing — the original's callback orders",
+    .timeLimit(.minutes(1))
+)
 struct AsyncSocketConnectingTests {
     @Test("connect: onSocketWillConnect inside the call, then didConnectToHost with the numeric host on the run loop")
     func connectOrder() async throws {

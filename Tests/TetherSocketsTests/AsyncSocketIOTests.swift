@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TetherSockets
 
-@Suite("AsyncSocket (RunLoop era): reads, writes, timeouts, progress and closes")
+@Suite("AsyncSocket (RunLoop era): reads, writes, timeouts, progress and closes", .timeLimit(.minutes(1)))
 struct AsyncSocketIOTests {
     @Test("a length read reports partial passes, then the bytes; a separator read includes it and loses nothing after")
     func lengthAndSeparatorReads() async throws {
@@ -192,25 +192,32 @@ struct AsyncSocketIOTests {
         let client = try await RunLoopClient.connect()
         defer { client.close() }
         let other = RunLoop.Mode("AsyncSocketTestOtherMode")
-        // A probe in the other mode shows when the thread has switched.
+        // A probe socket, connected on a run loop of its own, then moved to the client's run loop in the other mode:
+        // its callbacks show when the client's thread runs in that mode.
+        let probeHome = RunLoopThread(name: "probe")
+        defer { probeHome.stop() }
         let probe = RunLoopSocketRecorder()
         let probeSocket = AsyncSocket(delegate: probe)
-        _ = probeSocket.setRunLoopModes([other])
-        client.home.mode = other
         let listener = try RawListener()
         defer { listener.close() }
         let port = listener.port
-        try probeSocket.connect(toHost: "127.0.0.1", onPort: port)
-        #expect(probeSocket.moveToRunLoop(client.home.runLoop))
+        try probeHome.sync { try probeSocket.connect(toHost: "127.0.0.1", onPort: port) }
         let peer = try await onThread { listener.accept() }
         defer { peer.close() }
         try await probe.wait { $0.contains { if case .connected = $0 { true } else { false } } }
-        client.socket.readData(toLength: 2, withTimeout: -1, tag: 1)
-        client.peer.send("hi")
-        // The probe sees a read in the other mode while the client's read waits.
+        #expect(probeSocket.setRunLoopModes([other]))
+        let target = client.home
+        #expect(try probeHome.sync { probeSocket.moveToRunLoop(target.runLoop) })
+        client.home.mode = other
         probeSocket.readData(toLength: 1, withTimeout: -1, tag: 1)
         peer.send("x")
         try await probe.wait { $0.contains(.read(Data("x".utf8), tag: 1)) }
+        // The client's thread now runs in the other mode: the client's read waits while the probe's next one runs.
+        client.socket.readData(toLength: 2, withTimeout: -1, tag: 1)
+        client.peer.send("hi")
+        probeSocket.readData(toLength: 1, withTimeout: -1, tag: 2)
+        peer.send("y")
+        try await probe.wait { $0.contains(.read(Data("y".utf8), tag: 2)) }
         #expect(!client.recorder.events.contains(.read(Data("hi".utf8), tag: 1)))
         client.home.mode = .default
         try await client.recorder.wait { $0.contains(.read(Data("hi".utf8), tag: 1)) }

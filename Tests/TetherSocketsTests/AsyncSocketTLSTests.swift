@@ -4,7 +4,7 @@ import Testing
 import TetherSockets
 
 /// `AsyncSocket.startTLS` with the `kCFStreamSSL…` dictionary, against `openssl s_server` and between two sockets.
-@Suite("AsyncSocket (RunLoop era): startTLS with the kCFStreamSSL dictionary")
+@Suite("AsyncSocket (RunLoop era): startTLS with the kCFStreamSSL dictionary", .timeLimit(.minutes(1)))
 struct AsyncSocketTLSTests {
     let certificates: TLSTestCertificates
 

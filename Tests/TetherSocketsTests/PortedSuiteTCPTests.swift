@@ -5,7 +5,7 @@ import TetherSockets
 /// CocoaAsyncSocket's own TCP tests (`Tests/Shared/SwiftTests.swift`, `GCDAsyncSocketConnectionTests.m`,
 /// `GCDAsyncSocketReadTests.swift`), ported: each behaviour runs against both eras' classes. Where an era has no
 /// such knob (the RunLoop era has no family switches or preference), the nearest call of that era does the same.
-@Suite("CocoaAsyncSocket's suite, ported: TCP on both eras")
+@Suite("CocoaAsyncSocket's suite, ported: TCP on both eras", .timeLimit(.minutes(3)))
 struct PortedSuiteTCPTests {
     enum Era: String, CaseIterable, Sendable {
         case gcd, runLoop

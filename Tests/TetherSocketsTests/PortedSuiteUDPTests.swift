@@ -5,7 +5,7 @@ import TetherSockets
 /// CocoaAsyncSocket's own UDP tests (`GCDAsyncUdpSocketConnectionTests.m`), ported: a client sends a datagram of a
 /// given size to a server bound on loopback, on each era's classes. The sizes are the original's classes: "micro"
 /// (under 9,217 bytes), "large" (9,217…65,507) and "invalid" (over the largest IPv4 datagram, 65,507 bytes).
-@Suite("CocoaAsyncSocket's suite, ported: UDP on both eras")
+@Suite("CocoaAsyncSocket's suite, ported: UDP on both eras", .timeLimit(.minutes(1)))
 struct PortedSuiteUDPTests {
     enum Era: String, CaseIterable, Sendable {
         case gcd, runLoop

@@ -4,7 +4,7 @@ import Testing
 
 @testable import TetherSockets
 
-@Suite("RunLoopMailbox: callbacks on one run loop, in its modes, in order")
+@Suite("RunLoopMailbox: callbacks on one run loop, in its modes, in order", .timeLimit(.minutes(1)))
 struct RunLoopMailboxTests {
     @Test("callbacks posted from other threads run on the run loop's thread, in the order posted")
     func postedCallbacksRunInOrderOnTheRunLoop() async throws {

@@ -31,7 +31,7 @@ extension AsyncSocket {
     }
 
     /// Δ: secures the connection with Tether's ``TLSSettings`` (trust roots, pins, ALPN, TLS 1.3), as
-    /// ``GCDAsyncSocket/startTLS(_:)`` does; the same queueing and callbacks as ``startTLS(_:)-([String: Any]?)``.
+    /// ``GCDAsyncSocket/startTLS(_:)`` does; the same queueing and callbacks as ``startTLS(_:)-([String:Any]?)``.
     /// Manual trust evaluation has no delegate method in this era: ``TLSSettings/manuallyEvaluatesTrust`` is
     /// refused (closes with ``AsyncSocketError/Code/cfSocketError``).
     public func startTLS(_ tlsSettings: TLSSettings) {

@@ -10,12 +10,12 @@ public protocol AsyncUdpSocketDelegate: AnyObject {
     func onUdpSocket(_ sock: AsyncUdpSocket, didSendDataWithTag tag: Int)
 
     /// The datagram queued with `tag` was not sent; the socket stays open.
-    /// - Parameter error: ``AsyncUdpSocketError`` ``AsyncUdpSocketError/Code/sendTimeoutError`` (4) on a timeout,
+    /// `error`: ``AsyncUdpSocketError`` ``AsyncUdpSocketError/Code/sendTimeoutError`` (4) on a timeout,
     ///   else the system call's error (`NSPOSIXErrorDomain` with the errno, e.g. `EMSGSIZE`, `ECONNREFUSED`).
     func onUdpSocket(_ sock: AsyncUdpSocket, didNotSendDataWithTag tag: Int, dueToError error: (any Error)?)
 
     /// A datagram arrived for the active receive request (`tag`) from `host` (numeric) and `port`.
-    /// - Returns: true: the datagram is taken and the request completes; false: the datagram is discarded and the same
+    /// Return true: the datagram is taken and the request completes; false: the datagram is discarded and the same
     ///   request stays active, its timeout still running, for the next datagram. The default returns true.
     func onUdpSocket(
         _ sock: AsyncUdpSocket,
@@ -27,7 +27,7 @@ public protocol AsyncUdpSocketDelegate: AnyObject {
 
     /// The active receive request (`tag`) ended without a datagram; the next request becomes active and the socket
     /// stays open.
-    /// - Parameter error: ``AsyncUdpSocketError`` ``AsyncUdpSocketError/Code/receiveTimeoutError`` (5).
+    /// `error`: ``AsyncUdpSocketError`` ``AsyncUdpSocketError/Code/receiveTimeoutError`` (5).
     func onUdpSocket(_ sock: AsyncUdpSocket, didNotReceiveDataWithTag tag: Int, dueToError error: (any Error)?)
 
     /// The socket closed after ``AsyncUdpSocket/close()`` or one of the `closeAfter…` calls; never after an error,

@@ -81,7 +81,7 @@ extension TCPConnection {
         /// Iterates the frames.
         ///
         /// A step that reaches the event loop also decodes the frames already buffered behind the one it returns
-        /// (up to ``DecodedFrames/limit``); the next steps take those without leaving the task's thread. Frames are
+        /// (up to a fixed limit); the next steps take those without leaving the task's thread. Frames are
         /// handed over in order and nothing is lost: when another read reaches the connection first, the bytes of
         /// the frames not yet taken go back to the front of the connection's buffer.
         public struct AsyncIterator: AsyncIteratorProtocol {

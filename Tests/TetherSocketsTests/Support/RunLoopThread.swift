@@ -52,7 +52,8 @@ final class RunLoopThread: @unchecked Sendable {
             finished.signal()
         }
         runLoop.add(timer, forMode: .common)
-        finished.wait()
+        // Never a hang: a run loop stuck in another mode (or stopped) fails the test instead.
+        guard finished.wait(timeout: .now() + 30) == .success else { throw RunLoopThreadTimedOut() }
         return try result.withLockedValue { $0! }.get()
     }
 
@@ -69,3 +70,6 @@ final class RunLoopThread: @unchecked Sendable {
         done.wait()
     }
 }
+
+/// `RunLoopThread.sync` waited 30 s for its run loop.
+struct RunLoopThreadTimedOut: Error {}
