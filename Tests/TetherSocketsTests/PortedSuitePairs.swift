@@ -27,7 +27,11 @@ final class GCDPair: PortedSuiteTCPTests.Pair, @unchecked Sendable {
     }
 
     func connect(host: String, port: UInt16, preferIPv4: Bool?) throws {
-        if let preferIPv4 { client.isIPv4PreferredOverIPv6 = preferIPv4 }
+        if let preferIPv4 {
+            client.isIPv4PreferredOverIPv6 = preferIPv4
+            // The other family only if the preferred one fails: a loaded machine must not let it win a race.
+            client.alternateAddressDelay = 30
+        }
         try client.connect(toHost: host, onPort: port, withTimeout: 10)
     }
 
