@@ -23,7 +23,7 @@ struct RunLoopClient {
         configure(recorder)
         let socket = AsyncSocket(delegate: recorder)
         let port = listener.port
-        try home.sync { try socket.connect(toHost: "127.0.0.1", onPort: port, withTimeout: 5) }
+        try await home.sync { try socket.connect(toHost: "127.0.0.1", onPort: port, withTimeout: 5) }
         let peer = try await onThread { listener.accept() }
         try await recorder.wait { $0.contains { if case .connected = $0 { true } else { false } } }
         return RunLoopClient(home: home, socket: socket, recorder: recorder, peer: peer, listener: listener)
@@ -64,7 +64,7 @@ struct AsyncSocketConnectingTests {
         let recorder = RunLoopSocketRecorder()
         let socket = AsyncSocket(delegate: recorder)
         let port = listener.port
-        try home.sync { try socket.connect(toHost: "localhost", onPort: port, withTimeout: 5) }
+        try await home.sync { try socket.connect(toHost: "localhost", onPort: port, withTimeout: 5) }
         let peer = try await onThread { listener.accept() }
         defer { peer.close() }
         try await recorder.wait { $0.contains(.connected(host: "127.0.0.1", port: port)) }
@@ -91,7 +91,7 @@ struct AsyncSocketConnectingTests {
         defer { home.stop() }
         recorder.willConnectAnswer = true
         let port = listener.port
-        try home.sync { try socket.connect(toHost: "127.0.0.1", onPort: port) }
+        try await home.sync { try socket.connect(toHost: "127.0.0.1", onPort: port) }
         let peer = try await onThread { listener.accept() }
         defer { peer.close() }
         try await recorder.wait { $0.contains(.connected(host: "127.0.0.1", port: port)) }
@@ -137,7 +137,7 @@ struct AsyncSocketConnectingTests {
         let recorder = RunLoopSocketRecorder()
         recorder.expectedRunLoop = home.runLoop
         let socket = AsyncSocket(delegate: recorder)
-        try home.sync { try socket.connect(toHost: "127.0.0.1", onPort: port, withTimeout: 5) }
+        try await home.sync { try socket.connect(toHost: "127.0.0.1", onPort: port, withTimeout: 5) }
         let events = try await recorder.waitForDisconnect()
         #expect(
             events == [
@@ -165,7 +165,7 @@ struct AsyncSocketConnectingTests {
         let recorder = RunLoopSocketRecorder()
         let socket = AsyncSocket(delegate: recorder)
         let port = listener.port
-        try home.sync { try socket.connect(toHost: "127.0.0.1", onPort: port, withTimeout: 0.3) }
+        try await home.sync { try socket.connect(toHost: "127.0.0.1", onPort: port, withTimeout: 0.3) }
         let events = try await recorder.waitForDisconnect()
         #expect(events == [.willConnect, .willDisconnect(domain: AsyncSocketErrorDomain, code: 2), .disconnected])
         #expect((recorder.errors.last??.localizedDescription) == "Attempt to connect to host timed out")
@@ -177,7 +177,7 @@ struct AsyncSocketConnectingTests {
         defer { home.stop() }
         let recorder = RunLoopSocketRecorder()
         let socket = AsyncSocket(delegate: recorder)
-        try home.sync { try socket.connect(toHost: "no-such-host.invalid", onPort: 80, withTimeout: 10) }
+        try await home.sync { try socket.connect(toHost: "no-such-host.invalid", onPort: 80, withTimeout: 10) }
         let events = try await recorder.waitForDisconnect()
         guard case .willDisconnect(let domain, _) = events.dropLast().last else {
             Issue.record("no willDisconnect: \(events)")
@@ -201,7 +201,7 @@ struct AsyncSocketConnectingTests {
         let connectedOnChildLoop = LockedFlag()
         recorder.onConnect = { _ in connectedOnChildLoop.set(RunLoop.current === childRunLoop) }
         let listener = AsyncSocket(delegate: recorder, userData: 7)
-        try listenerHome.sync { try listener.accept(onInterface: "127.0.0.1", port: 0) }
+        try await listenerHome.sync { try listener.accept(onInterface: "127.0.0.1", port: 0) }
         let port = listener.localPort()
         #expect(port != 0)
         #expect(!listener.isConnected())
@@ -232,7 +232,7 @@ struct AsyncSocketConnectingTests {
         let recorder = RunLoopSocketRecorder()
         recorder.willConnectAnswer = false
         let listener = AsyncSocket(delegate: recorder)
-        try home.sync { try listener.accept(onInterface: "localhost", port: 0) }
+        try await home.sync { try listener.accept(onInterface: "localhost", port: 0) }
         let peer = try await onThread { try RawPeer.connect(port: listener.localPort()) }
         defer { peer.close() }
         let events = try await recorder.waitForDisconnect()
@@ -248,7 +248,7 @@ struct AsyncSocketConnectingTests {
         defer { home.stop() }
         let first = RunLoopSocketRecorder()
         let listener = AsyncSocket(delegate: first)
-        try home.sync { try listener.accept(onInterface: "127.0.0.1", port: 0) }
+        try await home.sync { try listener.accept(onInterface: "127.0.0.1", port: 0) }
         defer { listener.disconnect() }
         let port = listener.localPort()
         let second = AsyncSocket(delegate: first)

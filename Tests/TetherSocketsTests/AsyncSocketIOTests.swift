@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TetherSockets
+import TetherTestSupport
 
 @Suite("AsyncSocket (RunLoop era): reads, writes, timeouts, progress and closes", .timeLimit(.minutes(1)))
 struct AsyncSocketIOTests {
@@ -94,6 +95,36 @@ struct AsyncSocketIOTests {
         #expect(fraction == 0.5 && tag == 7 && done == 2 && total == 4)
     }
 
+    @Test("a large write reports partial progress, then completes; the peer gets every byte")
+    func partialWrites() async throws {
+        let client = try await RunLoopClient.connect()
+        defer { client.close() }
+        let payload = Data((0..<3_000_000).map { UInt8($0 & 0xFF) })
+        client.socket.write(payload, withTimeout: 10, tag: 5)
+        let received = try await onThread { client.peer.receive(count: payload.count) }
+        #expect(sameElements(Data(received), payload))
+        let events = try await client.recorder.wait { $0.contains(.wrote(tag: 5)) }
+        let partial = events.compactMap { if case .partialWrite(let n, 5) = $0 { n } else { nil } }
+        #expect(!partial.isEmpty)
+        #expect(client.socket.progressOfWrite(returningTag: nil, bytesDone: nil, total: nil).isNaN)
+    }
+
+    @Test("a write timeout: shouldTimeoutWrite may extend; unextended → code 5, then didDisconnect")
+    func writeTimeout() async throws {
+        let client = try await RunLoopClient.connect { $0.timeoutExtensions = [0.2] }
+        defer { client.close() }
+        client.peer.shrinkReceiveBuffer()
+        client.socket.write(Data(repeating: 7, count: 64 * 1024 * 1024), withTimeout: 0.5, tag: 3)
+        let events = try await client.recorder.waitForDisconnect()
+        let asked = events.compactMap { event -> TimeInterval? in
+            if case .writeTimeoutAsked(3, let elapsed, _) = event { elapsed } else { nil }
+        }
+        #expect(asked.count == 2)
+        if asked.count == 2 { #expect(abs(asked[1] - 0.7) < 0.01) }
+        #expect(events.suffix(2) == [.willDisconnect(domain: AsyncSocketErrorDomain, code: 5), .disconnected])
+        #expect(!events.contains(.wrote(tag: 3)))
+    }
+
     @Test("a read timeout: shouldTimeout may extend (elapsed adds up); unextended → code 4 with the unread bytes")
     func readTimeoutWithExtension() async throws {
         let client = try await RunLoopClient.connect { $0.timeoutExtensions = [0.2] }
@@ -136,7 +167,7 @@ struct AsyncSocketIOTests {
         defer { client.close() }
         let socket = client.socket
         socket.readData(toLength: 10, withTimeout: -1, tag: 1)
-        let sawDisconnectBeforeReturn = try client.home.sync { () -> Bool in
+        let sawDisconnectBeforeReturn = try await client.home.sync { () -> Bool in
             socket.disconnect()
             return client.recorder.events.last == .disconnected
         }
@@ -175,7 +206,7 @@ struct AsyncSocketIOTests {
         socket.write(Data("before".utf8), withTimeout: 5, tag: 1)
         socket.readData(toLength: 1, withTimeout: 5, tag: 2)
         let port = listener.port
-        try home.sync {
+        try await home.sync {
             try socket.connect(toHost: "127.0.0.1", onPort: port, withTimeout: 5)
             socket.write(Data("after".utf8), withTimeout: 5, tag: 3)
         }
@@ -201,13 +232,13 @@ struct AsyncSocketIOTests {
         let listener = try RawListener()
         defer { listener.close() }
         let port = listener.port
-        try probeHome.sync { try probeSocket.connect(toHost: "127.0.0.1", onPort: port) }
+        try await probeHome.sync { try probeSocket.connect(toHost: "127.0.0.1", onPort: port) }
         let peer = try await onThread { listener.accept() }
         defer { peer.close() }
         try await probe.wait { $0.contains { if case .connected = $0 { true } else { false } } }
         #expect(probeSocket.setRunLoopModes([other]))
         let target = client.home
-        #expect(try probeHome.sync { probeSocket.moveToRunLoop(target.runLoop) })
+        #expect(try await probeHome.sync { probeSocket.moveToRunLoop(target.runLoop) })
         client.home.mode = other
         probeSocket.readData(toLength: 1, withTimeout: -1, tag: 1)
         peer.send("x")
@@ -239,8 +270,8 @@ struct AsyncSocketIOTests {
         defer { other.stop() }
         let socket = client.socket
         // Off the socket's run loop thread: refused.
-        #expect(try other.sync { !socket.moveToRunLoop(RunLoop.current) })
-        #expect(try client.home.sync { socket.moveToRunLoop(other.runLoop) })
+        #expect(try await other.sync { !socket.moveToRunLoop(RunLoop.current) })
+        #expect(try await client.home.sync { socket.moveToRunLoop(other.runLoop) })
         client.recorder.expectedRunLoop = other.runLoop
         client.socket.readData(toLength: 1, withTimeout: -1, tag: 2)
         client.peer.send("m")

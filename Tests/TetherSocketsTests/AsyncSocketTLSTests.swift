@@ -23,15 +23,17 @@ struct AsyncSocketTLSTests {
 
     /// A client on its own run loop thread, connected to `port`, with `startTLS(settings)` queued after a plain
     /// write... of nothing: the TLS request is the first thing queued.
-    func secureClient(port: Int, settings: [String: Any]?) throws -> (RunLoopThread, AsyncSocket, RunLoopSocketRecorder)
-    {
+    func secureClient(
+        port: Int,
+        settings: [String: Any]?
+    ) async throws -> (RunLoopThread, AsyncSocket, RunLoopSocketRecorder) {
         let home = RunLoopThread(name: "tls-client")
         let recorder = RunLoopSocketRecorder()
         recorder.expectedRunLoop = home.runLoop
         let socket = AsyncSocket(delegate: recorder)
         // Sendable: the dictionary holds Sendable values only (strings, booleans, certificates).
         let box = UnsafeSettings(settings)
-        try home.sync {
+        try await home.sync {
             try socket.connect(toHost: "localhost", onPort: UInt16(port), withTimeout: 10)
             socket.startTLS(box.value)
         }
@@ -44,15 +46,18 @@ struct AsyncSocketTLSTests {
         defer { server.kill() }
         let port = try await server.port()
         let settings: [String: Any] = [kCFStreamSSLAllowsAnyRoot: true, kCFStreamSSLPeerName: "localhost"]
-        let (home, socket, recorder) = try secureClient(port: port, settings: settings)
+        let (home, socket, recorder) = try await secureClient(port: port, settings: settings)
         defer {
             socket.disconnect()
             home.stop()
         }
+        // A second startTLS is ignored (with nil settings it would refuse this server's private root).
+        socket.startTLS(nil)
         socket.write(Data("hello tls\n".utf8), withTimeout: 10, tag: 1)
         socket.readData(to: Data("\n".utf8), withTimeout: 10, tag: 2)
         let events = try await recorder.wait { $0.contains(.read(Data("slt olleh\n".utf8), tag: 2)) }
         #expect(events.firstIndex(of: .secured)! < events.firstIndex(of: .wrote(tag: 1))!)
+        #expect(events.filter { $0 == .secured }.count == 1)
         #expect(recorder.violations.isEmpty)
     }
 
@@ -61,7 +66,7 @@ struct AsyncSocketTLSTests {
         let server = try openSSLServer()
         defer { server.kill() }
         let port = try await server.port()
-        let (home, socket, recorder) = try secureClient(port: port, settings: nil)
+        let (home, socket, recorder) = try await secureClient(port: port, settings: nil)
         defer {
             socket.disconnect()
             home.stop()
@@ -77,7 +82,7 @@ struct AsyncSocketTLSTests {
         defer { server.kill() }
         let port = try await server.port()
         let settings: [String: Any] = [kCFStreamSSLAllowsAnyRoot: true, kCFStreamSSLPeerName: "example.org"]
-        let (home, socket, recorder) = try secureClient(port: port, settings: settings)
+        let (home, socket, recorder) = try await secureClient(port: port, settings: settings)
         defer {
             socket.disconnect()
             home.stop()
@@ -92,7 +97,7 @@ struct AsyncSocketTLSTests {
         defer { server.kill() }
         let port = try await server.port()
         let settings: [String: Any] = [kCFStreamSSLValidatesCertificateChain: false, kCFStreamSSLPeerName: NSNull()]
-        let (home, socket, recorder) = try secureClient(port: port, settings: settings)
+        let (home, socket, recorder) = try await secureClient(port: port, settings: settings)
         defer {
             socket.disconnect()
             home.stop()
@@ -100,6 +105,65 @@ struct AsyncSocketTLSTests {
         socket.write(Data("abc\n".utf8), withTimeout: 10, tag: 1)
         socket.readData(to: Data("\n".utf8), withTimeout: 10, tag: 2)
         try await recorder.wait { $0.contains(.read(Data("cba\n".utf8), tag: 2)) }
+    }
+
+    @Test("trust roots of one's own (kTetherStreamSSLTrustRoots): the chain verifies, no name is checked by default")
+    func ownTrustRoots() async throws {
+        let server = try openSSLServer(certificate: "other")
+        defer { server.kill() }
+        let port = try await server.port()
+        let settings: [String: Any] = [kTetherStreamSSLTrustRoots: [try certificates.certificate("ca")]]
+        let (home, socket, recorder) = try await secureClient(port: port, settings: settings)
+        defer {
+            socket.disconnect()
+            home.stop()
+        }
+        socket.write(Data("abc\n".utf8), withTimeout: 10, tag: 1)
+        socket.readData(to: Data("\n".utf8), withTimeout: 10, tag: 2)
+        try await recorder.wait { $0.contains(.read(Data("cba\n".utf8), tag: 2)) }
+    }
+
+    @Test("with one's own roots and a peer name, a certificate for another name fails with -9843")
+    func ownTrustRootsAndTheWrongName() async throws {
+        let server = try openSSLServer(certificate: "other")
+        defer { server.kill() }
+        let port = try await server.port()
+        let settings: [String: Any] = [
+            kTetherStreamSSLTrustRoots: [try certificates.certificate("ca")], kCFStreamSSLPeerName: "localhost",
+        ]
+        let (home, socket, recorder) = try await secureClient(port: port, settings: settings)
+        defer {
+            socket.disconnect()
+            home.stop()
+        }
+        let events = try await recorder.waitForDisconnect()
+        #expect(events.suffix(2) == [.willDisconnect(domain: "kCFStreamErrorDomainSSL", code: -9843), .disconnected])
+    }
+
+    @Test("an expired certificate fails with -9814; allows-expired-certificates accepts it", arguments: [false, true])
+    func expiredCertificates(allowsExpired: Bool) async throws {
+        let server = try openSSLServer(certificate: "expired")
+        defer { server.kill() }
+        let port = try await server.port()
+        var settings: [String: Any] = [
+            kTetherStreamSSLTrustRoots: [try certificates.certificate("ca")], kCFStreamSSLPeerName: "localhost",
+        ]
+        if allowsExpired { settings[kCFStreamSSLAllowsExpiredCertificates] = true }
+        let (home, socket, recorder) = try await secureClient(port: port, settings: settings)
+        defer {
+            socket.disconnect()
+            home.stop()
+        }
+        if allowsExpired {
+            socket.write(Data("abc\n".utf8), withTimeout: 10, tag: 1)
+            socket.readData(to: Data("\n".utf8), withTimeout: 10, tag: 2)
+            try await recorder.wait { $0.contains(.read(Data("cba\n".utf8), tag: 2)) }
+        } else {
+            let events = try await recorder.waitForDisconnect()
+            #expect(
+                events.suffix(2) == [.willDisconnect(domain: "kCFStreamErrorDomainSSL", code: -9814), .disconnected]
+            )
+        }
     }
 
     /// Bad entries of the dictionary.
@@ -125,7 +189,7 @@ struct AsyncSocketTLSTests {
         let server = try openSSLServer()
         defer { server.kill() }
         let port = try await server.port()
-        let (home, socket, recorder) = try secureClient(port: port, settings: [key: value, "unknownKey": 1])
+        let (home, socket, recorder) = try await secureClient(port: port, settings: [key: value, "unknownKey": 1])
         defer {
             socket.disconnect()
             home.stop()
@@ -153,13 +217,13 @@ struct AsyncSocketTLSTests {
         }
         serverRecorder.onRead = { child, data, _ in child.write(Data("echo: ".utf8) + data, withTimeout: 10, tag: 2) }
         let listener = AsyncSocket(delegate: serverRecorder)
-        try home.sync { try listener.accept(onInterface: "127.0.0.1", port: 0) }
+        try await home.sync { try listener.accept(onInterface: "127.0.0.1", port: 0) }
         defer { listener.disconnect() }
         let clientSettings: [String: Any] = [
             kCFStreamSSLAllowsAnyRoot: true, kCFStreamSSLPeerName: "localhost",
             kCFStreamSSLLevel: kCFStreamSocketSecurityLevelNegotiatedSSL,
         ]
-        let (clientHome, client, clientRecorder) = try secureClient(
+        let (clientHome, client, clientRecorder) = try await secureClient(
             port: Int(listener.localPort()),
             settings: clientSettings
         )

@@ -32,15 +32,15 @@ struct AsyncUdpSocketBindingTests {
         let peer = try await UDPCollectingPeer(host: "127.0.0.1")
         let port = UInt16(peer.port)
 
-        let bound = try makeAsyncUdpSocket(on: home, nil)
+        let bound = try await makeAsyncUdpSocket(on: home, nil)
         try bound.bind(toPort: 0)
         #expect(Self.reason { try bound.bind(toPort: 0) } == "Cannot bind a socket more than once.")
 
-        let sent = try makeAsyncUdpSocket(on: home, nil)
+        let sent = try await makeAsyncUdpSocket(on: home, nil)
         #expect(sent.send(Data("x".utf8), toHost: "127.0.0.1", port: port, withTimeout: 5, tag: 1))
         #expect(Self.reason { try sent.bind(toPort: 0) } == "Cannot bind a socket more than once.")
 
-        let connected = try makeAsyncUdpSocket(on: home, nil)
+        let connected = try await makeAsyncUdpSocket(on: home, nil)
         try connected.connect(toHost: "127.0.0.1", onPort: port)
         #expect(
             Self.reason { try connected.bind(toPort: 0) }
@@ -51,12 +51,12 @@ struct AsyncUdpSocketBindingTests {
                 == "Cannot connect a socket more than once."
         )
 
-        let unbound = try makeAsyncUdpSocket(on: home, nil)
+        let unbound = try await makeAsyncUdpSocket(on: home, nil)
         #expect(
             Self.reason { try unbound.joinMulticastGroup("224.0.0.197") }
                 == "Must bind a socket before joining a multicast group."
         )
-        let boundThenConnected = try makeAsyncUdpSocket(on: home, nil)
+        let boundThenConnected = try await makeAsyncUdpSocket(on: home, nil)
         try boundThenConnected.bind(toAddress: "127.0.0.1", port: 0)
         try boundThenConnected.connect(toHost: "127.0.0.1", onPort: port)
         #expect(
@@ -64,7 +64,7 @@ struct AsyncUdpSocketBindingTests {
                 == "Cannot join a multicast group if connected."
         )
 
-        let closed = try makeAsyncUdpSocket(on: home, nil)
+        let closed = try await makeAsyncUdpSocket(on: home, nil)
         closed.close()
         #expect(Self.reason { try closed.bind(toPort: 0) } == "The socket is closed.")
         #expect(Self.reason { try closed.connect(toHost: "127.0.0.1", onPort: port) } == "The socket is closed.")
@@ -78,7 +78,7 @@ struct AsyncUdpSocketBindingTests {
         let home = RunLoopThread()
         defer { home.stop() }
         let recorder = AsyncUdpRecorder()
-        let socket = try makeAsyncUdpSocket(on: home, recorder)
+        let socket = try await makeAsyncUdpSocket(on: home, recorder)
         #expect(socket.isIPv4() && socket.isIPv6())
         #expect(!socket.isConnected())
         #expect(socket.connectedHost() == nil && socket.connectedPort() == 0)
@@ -98,7 +98,7 @@ struct AsyncUdpSocketBindingTests {
     func connectToAddressBytes() async throws {
         let home = RunLoopThread()
         defer { home.stop() }
-        let socket = try makeAsyncUdpSocket(on: home, nil)
+        let socket = try await makeAsyncUdpSocket(on: home, nil)
         let error = try #require(throws: AsyncUdpSocketError.self) { try socket.connect(toAddress: Data([1, 2, 3])) }
         #expect(error.code == .badParameter)
         #expect((error as NSError).localizedDescription == "remoteAddr parameter is not a valid address")
@@ -114,7 +114,7 @@ struct AsyncUdpSocketBindingTests {
     func resolutionErrors() async throws {
         let home = RunLoopThread()
         defer { home.stop() }
-        let socket = try makeAsyncUdpSocket(on: home, nil)
+        let socket = try await makeAsyncUdpSocket(on: home, nil)
         do {
             try socket.connect(toHost: "", onPort: 9)
             Issue.record("connect to an empty host succeeded")
@@ -132,7 +132,7 @@ struct AsyncUdpSocketBindingTests {
     func bindFailureIsCodeMinusOne() async throws {
         let home = RunLoopThread()
         defer { home.stop() }
-        let socket = try makeAsyncUdpSocket(on: home, nil)
+        let socket = try await makeAsyncUdpSocket(on: home, nil)
         // 192.0.2.1 (TEST-NET-1) is no local address: EADDRNOTAVAIL.
         let error = try #require(throws: AsyncUdpSocketError.self) { try socket.bind(toAddress: "192.0.2.1", port: 0) }
         let nsError = error as NSError
@@ -149,7 +149,7 @@ struct AsyncUdpSocketBindingTests {
     func bindAndFamilies() async throws {
         let home = RunLoopThread()
         defer { home.stop() }
-        let socket = try makeAsyncUdpSocket(on: home, nil)
+        let socket = try await makeAsyncUdpSocket(on: home, nil)
         #expect(socket.localHost() == "0.0.0.0" && socket.localPort() == 0)
         try socket.bind(toAddress: "127.0.0.1", port: 0)
         #expect(socket.localHost() == "127.0.0.1")
@@ -158,7 +158,7 @@ struct AsyncUdpSocketBindingTests {
         socket.close()
         #expect(socket.localHost() == nil && socket.localPort() == 0)
 
-        let v4 = try home.sync { AsyncUdpSocket(iPv4: ()) }
+        let v4 = try await home.sync { AsyncUdpSocket(iPv4: ()) }
         #expect(v4.isIPv4() && !v4.isIPv6())
         let noV6 = try #require(throws: AsyncUdpSocketError.self) { try v4.bind(toAddress: "::1", port: 0) }
         #expect(noV6.code == .ipv6Unavailable)
@@ -166,7 +166,7 @@ struct AsyncUdpSocketBindingTests {
         #expect(v4.localHost() == "127.0.0.1")
         v4.close()
 
-        let v6 = try home.sync { AsyncUdpSocket(iPv6: ()) }
+        let v6 = try await home.sync { AsyncUdpSocket(iPv6: ()) }
         #expect(!v6.isIPv4() && v6.isIPv6())
         #expect(v6.localHost() == "::")
         let noV4 = try #require(throws: AsyncUdpSocketError.self) { try v6.connect(toHost: "127.0.0.1", onPort: 9) }
@@ -181,12 +181,12 @@ struct AsyncUdpSocketBindingTests {
     func maximumTransmissionUnit() async throws {
         let home = RunLoopThread()
         defer { home.stop() }
-        let socket = try makeAsyncUdpSocket(on: home, nil)
+        let socket = try await makeAsyncUdpSocket(on: home, nil)
         #expect(socket.maximumTransmissionUnit() == 0)
         try socket.bind(toPort: 0)
         #expect(socket.maximumTransmissionUnit() == 0)
         socket.close()
-        let connected = try makeAsyncUdpSocket(on: home, nil)
+        let connected = try await makeAsyncUdpSocket(on: home, nil)
         try connected.connect(toHost: "127.0.0.1", onPort: 9)
         let text = try String(contentsOfFile: "/sys/class/net/lo/mtu", encoding: .utf8)
         let loopbackMTU = try #require(UInt32(text.trimmingCharacters(in: .whitespacesAndNewlines)))
@@ -200,7 +200,7 @@ struct AsyncUdpSocketBindingTests {
         let home = RunLoopThread()
         defer { home.stop() }
         let recorder = AsyncUdpRecorder()
-        let socket = try makeAsyncUdpSocket(on: home, recorder)
+        let socket = try await makeAsyncUdpSocket(on: home, recorder)
         let receiver = try await UDPCollectingPeer(host: "0.0.0.0")
         let port = UInt16(receiver.port)
         #expect(socket.send(Data("denied".utf8), toHost: "127.255.255.255", port: port, withTimeout: 5, tag: 1))
@@ -222,7 +222,7 @@ struct AsyncUdpSocketBindingTests {
         let home = RunLoopThread()
         defer { home.stop() }
         let recorder = AsyncUdpRecorder()
-        let member = try makeAsyncUdpSocket(on: home, recorder)
+        let member = try await makeAsyncUdpSocket(on: home, recorder)
         try member.bind(toPort: 0)
         let mismatch = try #require(throws: AsyncUdpSocketError.self) {
             try member.joinMulticastGroup("224.0.0.197", withAddress: "::1")

@@ -11,11 +11,11 @@ struct AsyncUdpSocketClosingTests {
         let home = RunLoopThread()
         defer { home.stop() }
         let recorder = AsyncUdpRecorder()
-        let socket = try makeAsyncUdpSocket(on: home, recorder)
+        let socket = try await makeAsyncUdpSocket(on: home, recorder)
         let peer = try await UDPCollectingPeer(host: "127.0.0.1")
         try socket.bind(toAddress: "127.0.0.1", port: 0)
         // On the run loop, as the original requires: nothing can be delivered until this block returns.
-        let (closedAtOnce, seenInside) = try home.sync { () -> (Bool, [AsyncUdpEvent]) in
+        let (closedAtOnce, seenInside) = try await home.sync { () -> (Bool, [AsyncUdpEvent]) in
             socket.receive(withTimeout: -1, tag: 1)
             socket.receive(withTimeout: 0.05, tag: 2)
             _ = socket.send(Data("queued".utf8), toHost: "127.0.0.1", port: UInt16(peer.port), withTimeout: 5, tag: 3)
@@ -26,7 +26,7 @@ struct AsyncUdpSocketClosingTests {
         #expect(seenInside.isEmpty)
         try await recorder.wait(for: .closed)
         // A pass after the one that delivered DidClose: nothing else was delivered.
-        try home.sync {}
+        try await home.sync {}
         #expect(recorder.events == [.closed])
         #expect(recorder.allRan(on: home.runLoop))
         await peer.stop()
@@ -37,15 +37,15 @@ struct AsyncUdpSocketClosingTests {
         let home = RunLoopThread()
         defer { home.stop() }
         let recorder = AsyncUdpRecorder()
-        let socket = try makeAsyncUdpSocket(on: home, recorder)
+        let socket = try await makeAsyncUdpSocket(on: home, recorder)
         try socket.bind(toPort: 0)
-        try home.sync {
+        try await home.sync {
             socket.close()
             socket.close()
             socket.closeAfterSending()
         }
         try await recorder.wait(for: .closed)
-        try home.sync {}
+        try await home.sync {}
         #expect(recorder.events == [.closed])
     }
 
@@ -54,10 +54,10 @@ struct AsyncUdpSocketClosingTests {
         let home = RunLoopThread()
         defer { home.stop() }
         let recorder = AsyncUdpRecorder()
-        let socket = try makeAsyncUdpSocket(on: home, recorder)
+        let socket = try await makeAsyncUdpSocket(on: home, recorder)
         let peer = try await UDPCollectingPeer(host: "127.0.0.1")
         let port = UInt16(peer.port)
-        let (accepted, refused, closedAtOnce) = try home.sync { () -> (Bool, Bool, Bool) in
+        let (accepted, refused, closedAtOnce) = try await home.sync { () -> (Bool, Bool, Bool) in
             var accepted = true
             for tag in 1...3 {
                 accepted =
@@ -82,9 +82,9 @@ struct AsyncUdpSocketClosingTests {
         let home = RunLoopThread()
         defer { home.stop() }
         let recorder = AsyncUdpRecorder()
-        let socket = try makeAsyncUdpSocket(on: home, recorder)
+        let socket = try await makeAsyncUdpSocket(on: home, recorder)
         try socket.bind(toAddress: "127.0.0.1", port: 0)
-        try home.sync {
+        try await home.sync {
             socket.receive(withTimeout: -1, tag: 1)
             socket.receive(withTimeout: 0.05, tag: 2)
             socket.closeAfterReceiving()
@@ -104,9 +104,9 @@ struct AsyncUdpSocketClosingTests {
         let home = RunLoopThread()
         defer { home.stop() }
         let recorder = AsyncUdpRecorder()
-        let socket = try makeAsyncUdpSocket(on: home, recorder)
+        let socket = try await makeAsyncUdpSocket(on: home, recorder)
         let peer = try await UDPCollectingPeer(host: "127.0.0.1")
-        try home.sync {
+        try await home.sync {
             _ = socket.send(Data("s".utf8), toHost: "127.0.0.1", port: UInt16(peer.port), withTimeout: 5, tag: 1)
             socket.receive(withTimeout: 0.05, tag: 2)
             socket.closeAfterSendingAndReceiving()
@@ -122,8 +122,8 @@ struct AsyncUdpSocketClosingTests {
         let home = RunLoopThread()
         defer { home.stop() }
         let recorder = AsyncUdpRecorder()
-        let socket = try makeAsyncUdpSocket(on: home, recorder)
-        let closedInside = try home.sync {
+        let socket = try await makeAsyncUdpSocket(on: home, recorder)
+        let closedInside = try await home.sync {
             socket.closeAfterSending()
             return socket.isClosed()
         }
@@ -141,7 +141,7 @@ struct AsyncUdpSocketClosingTests {
         recorder.onEvent { sock, event in
             if case .received = event { sock.close() }
         }
-        let socket = try makeAsyncUdpSocket(on: home, recorder)
+        let socket = try await makeAsyncUdpSocket(on: home, recorder)
         try socket.bind(toAddress: "127.0.0.1", port: 0)
         socket.receive(withTimeout: -1, tag: 1)
         let sender = try await AsyncUdpTestSender.make()
@@ -158,7 +158,7 @@ struct AsyncUdpSocketClosingTests {
         let recorder = AsyncUdpRecorder()
         // Made, used and dropped inside one block on the run loop's thread (a value returned from `sync` would be
         // kept by the block's timer).
-        let gone = try home.sync { () -> WeakSocket in
+        let gone = try await home.sync { () -> WeakSocket in
             let socket = AsyncUdpSocket(delegate: recorder)
             try socket.bind(toAddress: "127.0.0.1", port: 0)
             socket.receive(withTimeout: 0.01, tag: 1)
@@ -167,10 +167,10 @@ struct AsyncUdpSocketClosingTests {
         #expect(gone.socket == nil)
         // Another socket's DidClose on the same run loop: the first one's DidClose, had it been posted, came before.
         let witness = AsyncUdpRecorder()
-        let other = try makeAsyncUdpSocket(on: home, witness)
+        let other = try await makeAsyncUdpSocket(on: home, witness)
         other.close()
         try await witness.wait(for: .closed)
-        try home.sync {}
+        try await home.sync {}
         #expect(recorder.events.isEmpty)
     }
 }

@@ -18,7 +18,7 @@ struct AsyncUdpSocketReceivingTests {
         let home = RunLoopThread()
         defer { home.stop() }
         let recorder = AsyncUdpRecorder()
-        let socket = try makeAsyncUdpSocket(on: home, recorder)
+        let socket = try await makeAsyncUdpSocket(on: home, recorder)
         try socket.bind(toAddress: "127.0.0.1", port: 0)
         for tag in 1...3 { socket.receive(withTimeout: -1, tag: tag) }
         let sender = try await AsyncUdpTestSender.make()
@@ -41,7 +41,7 @@ struct AsyncUdpSocketReceivingTests {
         let home = RunLoopThread()
         defer { home.stop() }
         let recorder = AsyncUdpRecorder()
-        let socket = try makeAsyncUdpSocket(on: home, recorder)
+        let socket = try await makeAsyncUdpSocket(on: home, recorder)
         try socket.bind(toAddress: "127.0.0.1", port: 0)
         let sender = try await AsyncUdpTestSender.make()
         try await sender.send("waiting", to: socket.localPort())
@@ -63,7 +63,7 @@ struct AsyncUdpSocketReceivingTests {
         defer { home.stop() }
         let recorder = AsyncUdpRecorder()
         recorder.accepts { $0 == Data("yes".utf8) }
-        let socket = try makeAsyncUdpSocket(on: home, recorder)
+        let socket = try await makeAsyncUdpSocket(on: home, recorder)
         try socket.bind(toAddress: "127.0.0.1", port: 0)
         socket.receive(withTimeout: 30, tag: 1)
         socket.receive(withTimeout: 30, tag: 2)
@@ -88,7 +88,7 @@ struct AsyncUdpSocketReceivingTests {
         defer { home.stop() }
         let recorder = AsyncUdpRecorder()
         recorder.accepts { $0 != Data("no".utf8) }
-        let socket = try makeAsyncUdpSocket(on: home, recorder)
+        let socket = try await makeAsyncUdpSocket(on: home, recorder)
         try socket.bind(toAddress: "127.0.0.1", port: 0)
         // The refused datagram waits in the kernel before the request exists, so that the request meets it at once.
         // The refusal still makes a round trip to the run loop (the delegate is asked there) before the 2 s timer
@@ -123,18 +123,19 @@ struct AsyncUdpSocketReceivingTests {
         let home = RunLoopThread()
         defer { home.stop() }
         let delegate = TimeoutsOnly()
-        let socket = try home.sync { AsyncUdpSocket(delegate: delegate) }
+        let socket = try await home.sync { AsyncUdpSocket(delegate: delegate) }
         try socket.bind(toAddress: "127.0.0.1", port: 0)
         let sender = try await AsyncUdpTestSender.make()
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            try? home.sync { delegate.continuation = done }
+            // Set on the run loop before any callback can run there (a block added now fires before them).
+            home.perform { delegate.continuation = done }
             // Request 1 takes the datagram, so request 2 becomes active and times out; had request 1 refused it,
             // request 2 would never become active.
             socket.receive(withTimeout: -1, tag: 1)
             socket.receive(withTimeout: 0.1, tag: 2)
             Task { try await sender.send("taken", to: socket.localPort()) }
         }
-        #expect(try home.sync { delegate.timedOut } == [2])
+        #expect(try await home.sync { delegate.timedOut } == [2])
         socket.close()
         await sender.close()
     }
@@ -147,7 +148,7 @@ struct AsyncUdpSocketReceivingTests {
         defer { home.stop() }
         let recorder = AsyncUdpRecorder()
         let errors = ErrorBox()
-        let socket = try home.sync { AsyncUdpSocket(delegate: errors) }
+        let socket = try await home.sync { AsyncUdpSocket(delegate: errors) }
         errors.forward = recorder
         try socket.bind(toAddress: "127.0.0.1", port: 0)
         socket.receive(withTimeout: 0.1, tag: 1)
@@ -170,7 +171,7 @@ struct AsyncUdpSocketReceivingTests {
         let home = RunLoopThread()
         defer { home.stop() }
         let recorder = AsyncUdpRecorder()
-        let socket = try makeAsyncUdpSocket(on: home, recorder)
+        let socket = try await makeAsyncUdpSocket(on: home, recorder)
         #expect(socket.maxReceiveBufferSize() == 9_216)
         try socket.bind(toAddress: "127.0.0.1", port: 0)
         let sender = try await AsyncUdpTestSender.make()
@@ -195,7 +196,7 @@ struct AsyncUdpSocketReceivingTests {
         let home = RunLoopThread()
         defer { home.stop() }
         let recorder = AsyncUdpRecorder()
-        let socket = try makeAsyncUdpSocket(on: home, recorder)
+        let socket = try await makeAsyncUdpSocket(on: home, recorder)
         let peer = try await AsyncUdpTestSender.make()
         let stranger = try await AsyncUdpTestSender.make()
         try socket.connect(toHost: "127.0.0.1", onPort: peer.port)
@@ -219,7 +220,7 @@ struct AsyncUdpSocketReceivingTests {
         let home = RunLoopThread()
         defer { home.stop() }
         let recorder = AsyncUdpRecorder()
-        let socket = try makeAsyncUdpSocket(on: home, recorder)
+        let socket = try await makeAsyncUdpSocket(on: home, recorder)
         socket.receive(withTimeout: 0.1, tag: 1)
         try await recorder.wait(for: .notReceived(tag: 1, code: 5))
         socket.receive(withTimeout: -1, tag: 2)

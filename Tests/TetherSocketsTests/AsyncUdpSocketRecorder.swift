@@ -151,8 +151,8 @@ struct AsyncUdpWaitTimedOut: Error, CustomStringConvertible {
 extension AsyncUdpRecorder: @unchecked Sendable {}
 
 /// A RunLoop-era socket made on `home`'s thread (so it belongs to that run loop), with `recorder` as its delegate.
-func makeAsyncUdpSocket(on home: RunLoopThread, _ recorder: AsyncUdpRecorder?) throws -> AsyncUdpSocket {
-    try home.sync { AsyncUdpSocket(delegate: recorder) }
+func makeAsyncUdpSocket(on home: RunLoopThread, _ recorder: AsyncUdpRecorder?) async throws -> AsyncUdpSocket {
+    try await home.sync { AsyncUdpSocket(delegate: recorder) }
 }
 
 /// An async-face socket on 127.0.0.1 that sends datagrams to a RunLoop-era socket's port.

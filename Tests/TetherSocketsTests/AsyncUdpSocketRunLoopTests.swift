@@ -11,7 +11,7 @@ struct AsyncUdpSocketRunLoopTests {
         let home = RunLoopThread()
         defer { home.stop() }
         let recorder = AsyncUdpRecorder()
-        let socket = try makeAsyncUdpSocket(on: home, recorder)
+        let socket = try await makeAsyncUdpSocket(on: home, recorder)
         #expect(socket.runLoopModes() == [.default])
         let custom = RunLoop.Mode("TetherUdpTestMode")
         home.mode = custom
@@ -33,7 +33,7 @@ struct AsyncUdpSocketRunLoopTests {
         let home = RunLoopThread()
         defer { home.stop() }
         let recorder = AsyncUdpRecorder()
-        let socket = try makeAsyncUdpSocket(on: home, recorder)
+        let socket = try await makeAsyncUdpSocket(on: home, recorder)
         let custom = RunLoop.Mode("TetherUdpTestMode2")
         #expect(!socket.setRunLoopModes([]))
         #expect(socket.runLoopModes() == [.default])
@@ -56,12 +56,12 @@ struct AsyncUdpSocketRunLoopTests {
             other.stop()
         }
         let recorder = AsyncUdpRecorder()
-        let socket = try makeAsyncUdpSocket(on: home, recorder)
+        let socket = try await makeAsyncUdpSocket(on: home, recorder)
         try socket.bind(toAddress: "127.0.0.1", port: 0)
         socket.receive(withTimeout: 0, tag: 1)
         try await recorder.wait(for: .notReceived(tag: 1, code: 5))
         #expect(!socket.moveToRunLoop(other.runLoop))
-        let moved = try home.sync { socket.moveToRunLoop(other.runLoop) }
+        let moved = try await home.sync { socket.moveToRunLoop(other.runLoop) }
         #expect(moved)
         let sender = try await AsyncUdpTestSender.make()
         socket.receive(withTimeout: -1, tag: 2)

@@ -19,7 +19,7 @@ struct AsyncUdpSocketSendingTests {
         let home = RunLoopThread()
         defer { home.stop() }
         let recorder = AsyncUdpRecorder()
-        let socket = try makeAsyncUdpSocket(on: home, recorder)
+        let socket = try await makeAsyncUdpSocket(on: home, recorder)
         let peer = try await UDPCollectingPeer(host: "127.0.0.1")
         for tag in 1...3 {
             #expect(
@@ -46,7 +46,7 @@ struct AsyncUdpSocketSendingTests {
         let home = RunLoopThread()
         defer { home.stop() }
         let recorder = AsyncUdpRecorder()
-        let socket = try makeAsyncUdpSocket(on: home, recorder)
+        let socket = try await makeAsyncUdpSocket(on: home, recorder)
         let peer = try await UDPCollectingPeer(host: "127.0.0.1")
         let port = UInt16(peer.port)
         #expect(!socket.send(Data(), toHost: "127.0.0.1", port: port, withTimeout: 5, tag: 1))
@@ -69,7 +69,7 @@ struct AsyncUdpSocketSendingTests {
         let home = RunLoopThread()
         defer { home.stop() }
         let recorder = AsyncUdpRecorder()
-        let socket = try makeAsyncUdpSocket(on: home, recorder)
+        let socket = try await makeAsyncUdpSocket(on: home, recorder)
         let peer = try await UDPCollectingPeer(host: "127.0.0.1")
         try socket.connect(toHost: "127.0.0.1", onPort: UInt16(peer.port))
         let address = try SocketAddress(ipAddress: "127.0.0.1", port: peer.port).sockaddrData
@@ -90,16 +90,16 @@ struct AsyncUdpSocketSendingTests {
         defer { home.stop() }
         let peer = try await UDPCollectingPeer(host: "127.0.0.1")
         let port = UInt16(peer.port)
-        let closed = try makeAsyncUdpSocket(on: home, nil)
+        let closed = try await makeAsyncUdpSocket(on: home, nil)
         closed.close()
         #expect(!closed.send(Data("x".utf8), toHost: "127.0.0.1", port: port, withTimeout: 5, tag: 1))
         let closers: [@Sendable (AsyncUdpSocket) -> Void] = [
             { $0.closeAfterSending() }, { $0.closeAfterReceiving() }, { $0.closeAfterSendingAndReceiving() },
         ]
         for close in closers {
-            let socket = try makeAsyncUdpSocket(on: home, nil)
+            let socket = try await makeAsyncUdpSocket(on: home, nil)
             // Made and used on the run loop's thread: the deferred close cannot run before the send is tried.
-            let refused = try home.sync {
+            let refused = try await home.sync {
                 close(socket)
                 return !socket.send(Data("x".utf8), toHost: "127.0.0.1", port: port, withTimeout: 5, tag: 1)
             }
@@ -113,7 +113,7 @@ struct AsyncUdpSocketSendingTests {
         let home = RunLoopThread()
         defer { home.stop() }
         let recorder = AsyncUdpRecorder()
-        let socket = try makeAsyncUdpSocket(on: home, recorder)
+        let socket = try await makeAsyncUdpSocket(on: home, recorder)
         let peer = try await UDPCollectingPeer(host: "127.0.0.1")
         let port = UInt16(peer.port)
         #expect(socket.send(udpPattern(70_000), toHost: "127.0.0.1", port: port, withTimeout: 5, tag: 1))
@@ -136,7 +136,7 @@ struct AsyncUdpSocketSendingTests {
         let home = RunLoopThread()
         defer { home.stop() }
         let recorder = AsyncUdpRecorder()
-        let socket = try makeAsyncUdpSocket(on: home, recorder)
+        let socket = try await makeAsyncUdpSocket(on: home, recorder)
         socket.bridge.udpSocket(socket.core, didNotSendDataWithTag: 9, dueToError: GCDAsyncUdpSocketError.sendTimeout)
         let events = try await recorder.wait { !$0.isEmpty }
         #expect(events == [.notSent(tag: 9, domain: AsyncUdpSocketErrorDomain, code: 4)])

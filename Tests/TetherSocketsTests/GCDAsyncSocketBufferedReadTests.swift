@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import NIOPosix
 import Testing
 import TetherConcurrency
 
@@ -10,8 +11,13 @@ struct GCDAsyncSocketBufferedReadTests {
     /// A read issued on the delegate queue that the buffered bytes satisfy completes while the event loop is held:
     /// it never went through the loop.
     @Test func aReadThatBufferedBytesSatisfyCompletesWithoutTheEventLoop() async throws {
-        let connection = try await connectToRawPeer()
-        defer { connection.close() }
+        // A loop of its own: holding one of the shared group's would stall every other test on it.
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let connection = try await connectToRawPeer(group: group)
+        defer {
+            connection.close()
+            group.shutdownGracefully { _ in }
+        }
         let socket = connection.socket
         connection.peer.send("HEADERBODY")
         socket.readData(toLength: 6, withTimeout: -1, tag: 1)

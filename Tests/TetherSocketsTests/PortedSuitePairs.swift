@@ -16,7 +16,7 @@ final class GCDPair: PortedSuiteTCPTests.Pair, @unchecked Sendable {
 
     var accepted: GCDAsyncSocket? { server.acceptedSockets.first }
 
-    func listen(_ families: PortedSuiteTCPTests.Families) throws -> UInt16 {
+    func listen(_ families: PortedSuiteTCPTests.Families) async throws -> UInt16 {
         switch families {
         case .both: break
         case .ipv4Only: listener.isIPv6Enabled = false
@@ -26,7 +26,7 @@ final class GCDPair: PortedSuiteTCPTests.Pair, @unchecked Sendable {
         return listener.localPort
     }
 
-    func connect(host: String, port: UInt16, preferIPv4: Bool?) throws {
+    func connect(host: String, port: UInt16, preferIPv4: Bool?) async throws {
         if let preferIPv4 {
             client.isIPv4PreferredOverIPv6 = preferIPv4
             // The other family only if the preferred one fails: a loaded machine must not let it win a race.
@@ -84,7 +84,7 @@ final class RunLoopPair: PortedSuiteTCPTests.Pair, @unchecked Sendable {
 
     var accepted: AsyncSocket? { server.acceptedSockets.first }
 
-    func listen(_ families: PortedSuiteTCPTests.Families) throws -> UInt16 {
+    func listen(_ families: PortedSuiteTCPTests.Families) async throws -> UInt16 {
         let interface =
             switch families {
             case .both: "localhost"
@@ -92,13 +92,13 @@ final class RunLoopPair: PortedSuiteTCPTests.Pair, @unchecked Sendable {
             case .ipv6Only: "::1"
             }
         let listener = listener
-        try home.sync { try listener.accept(onInterface: interface, port: 0) }
+        try await home.sync { try listener.accept(onInterface: interface, port: 0) }
         return listener.localPort()
     }
 
-    func connect(host: String, port: UInt16, preferIPv4: Bool?) throws {
+    func connect(host: String, port: UInt16, preferIPv4: Bool?) async throws {
         let client = client
-        try home.sync { try client.connect(toHost: host, onPort: port, withTimeout: 10) }
+        try await home.sync { try client.connect(toHost: host, onPort: port, withTimeout: 10) }
     }
 
     func established() async throws -> (isIPv4: Bool, isIPv6: Bool) {

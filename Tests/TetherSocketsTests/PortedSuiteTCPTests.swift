@@ -19,9 +19,9 @@ struct PortedSuiteTCPTests {
     /// A listener, a client and the accepted socket of one era.
     protocol Pair: AnyObject {
         /// Listens on a free port; returns it.
-        func listen(_ families: Families) throws -> UInt16
+        func listen(_ families: Families) async throws -> UInt16
         /// Connects the client; `preferIPv4` nil: the era's default.
-        func connect(host: String, port: UInt16, preferIPv4: Bool?) throws
+        func connect(host: String, port: UInt16, preferIPv4: Bool?) async throws
         /// Waits until the client reports its connection and the listener its accepted socket; returns whether
         /// the accepted socket is IPv4 and IPv6.
         func established() async throws -> (isIPv4: Bool, isIPv6: Bool)
@@ -45,8 +45,8 @@ struct PortedSuiteTCPTests {
     func fullConnection(era: Era) async throws {
         let pair = Self.pair(era)
         defer { pair.close() }
-        let port = try pair.listen(.both)
-        try pair.connect(host: "127.0.0.1", port: port, preferIPv4: nil)
+        let port = try await pair.listen(.both)
+        try await pair.connect(host: "127.0.0.1", port: port, preferIPv4: nil)
         let accepted = try await pair.established()
         #expect(accepted.isIPv4)
     }
@@ -55,8 +55,8 @@ struct PortedSuiteTCPTests {
     func ipv4OnlyServer(era: Era) async throws {
         let pair = Self.pair(era)
         defer { pair.close() }
-        let port = try pair.listen(.ipv4Only)
-        try pair.connect(host: "127.0.0.1", port: port, preferIPv4: nil)
+        let port = try await pair.listen(.ipv4Only)
+        try await pair.connect(host: "127.0.0.1", port: port, preferIPv4: nil)
         #expect(try await pair.established().isIPv4)
     }
 
@@ -64,8 +64,8 @@ struct PortedSuiteTCPTests {
     func ipv6OnlyServer(era: Era) async throws {
         let pair = Self.pair(era)
         defer { pair.close() }
-        let port = try pair.listen(.ipv6Only)
-        try pair.connect(host: "::1", port: port, preferIPv4: nil)
+        let port = try await pair.listen(.ipv6Only)
+        try await pair.connect(host: "::1", port: port, preferIPv4: nil)
         #expect(try await pair.established().isIPv6)
     }
 
@@ -77,8 +77,8 @@ struct PortedSuiteTCPTests {
     func localhostWithPreference(era: Era, preferIPv4: Bool) async throws {
         let pair = Self.pair(era)
         defer { pair.close() }
-        let port = try pair.listen(.both)
-        try pair.connect(host: "localhost", port: port, preferIPv4: preferIPv4)
+        let port = try await pair.listen(.both)
+        try await pair.connect(host: "localhost", port: port, preferIPv4: preferIPv4)
         let accepted = try await pair.established()
         if era == .gcd { #expect(preferIPv4 ? accepted.isIPv4 : accepted.isIPv6) }
     }
@@ -91,8 +91,8 @@ struct PortedSuiteTCPTests {
         let certificates = try await TLSTestCertificates.shared()
         let pair = Self.pair(era)
         defer { pair.close() }
-        let port = try pair.listen(.ipv4Only)
-        try pair.connect(host: "127.0.0.1", port: port, preferIPv4: nil)
+        let port = try await pair.listen(.ipv4Only)
+        try await pair.connect(host: "127.0.0.1", port: port, preferIPv4: nil)
         _ = try await pair.established()
         try await pair.secure(certificates)
         pair.serverWrite(50 * 1024)
@@ -106,8 +106,8 @@ struct PortedSuiteTCPTests {
         for _ in 0..<100 {
             let pair = Self.pair(era)
             defer { pair.close() }
-            let port = try pair.listen(.ipv4Only)
-            try pair.connect(host: "127.0.0.1", port: port, preferIPv4: nil)
+            let port = try await pair.listen(.ipv4Only)
+            try await pair.connect(host: "127.0.0.1", port: port, preferIPv4: nil)
             _ = try await pair.established()
             try await pair.secure(certificates)
             pair.serverWrite(50 * 1024)

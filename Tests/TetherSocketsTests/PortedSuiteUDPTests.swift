@@ -41,7 +41,7 @@ struct PortedSuiteUDPTests {
             let home = RunLoopThread(name: "ported-udp")
             defer { home.stop() }
             let server = AsyncUdpRecorder()
-            let serverSocket = try makeAsyncUdpSocket(on: home, server)
+            let serverSocket = try await makeAsyncUdpSocket(on: home, server)
             defer { serverSocket.close() }
             try serverSocket.bind(toAddress: "127.0.0.1", port: 0)
             // The RunLoop era truncates at maxReceiveBufferSize (9,216 by default): room for the largest datagram.
@@ -49,7 +49,7 @@ struct PortedSuiteUDPTests {
             serverSocket.receive(withTimeout: 30, tag: 1)
             serverSocket.receive(withTimeout: 30, tag: 2)
             let client = AsyncUdpRecorder()
-            let clientSocket = try makeAsyncUdpSocket(on: home, client)
+            let clientSocket = try await makeAsyncUdpSocket(on: home, client)
             defer { clientSocket.close() }
             let port = UInt16(serverSocket.localPort())
             #expect(clientSocket.send(payload, toHost: "127.0.0.1", port: port, withTimeout: 30, tag: 1))

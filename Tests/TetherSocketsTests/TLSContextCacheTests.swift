@@ -12,7 +12,10 @@ struct TLSContextCacheTests {
     @Test func aContextIsBuiltOffTheEventLoopAndThenShared() async throws {
         var settings = TLSSettings.client()
         settings.applicationProtocols = ["tether-test-\(UUID().uuidString)"]  // a key no other test uses
-        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        // A loop of its own: holding one of the shared group's would stall every other test on it.
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { group.shutdownGracefully { _ in } }
+        let loop = group.next()
         let blocker = await LoopBlocker.hold(loop)
         let built = TLSContextCache.context(settings: settings, verification: .fullVerification, on: loop)
         while !TLSContextCache.isCached(settings: settings, verification: .fullVerification) {

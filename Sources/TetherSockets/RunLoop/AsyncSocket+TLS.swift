@@ -17,14 +17,16 @@ extension AsyncSocket {
     /// Unknown keys are ignored. A known key with a value of the wrong type (or a refused level) closes the socket
     /// with ``AsyncSocketError/Code/cfSocketError`` whose `underlying` names the key.
     ///
-    /// Δ: ``kCFStreamSSLAllowsExpiredCertificates``/``kCFStreamSSLAllowsExpiredRoots`` are honoured only together
-    /// with an unverified chain; with the chain verified an expired certificate is refused (BoringSSL, through
-    /// NIOSSL, offers no expiry-only exception). A second `startTLS` is ignored; so is one before `connect`/`accept`
-    /// or after `disconnectAfter…`.
+    /// ``kCFStreamSSLAllowsExpiredCertificates``/``kCFStreamSSLAllowsExpiredRoots`` `true` → a chain whose only
+    /// fault is an expiry date is accepted. Δ: ``kTetherStreamSSLTrustRoots`` (an array of `NIOSSLCertificate`)
+    /// replaces the system's roots (Linux has no keychain). The client evaluates the server's chain itself, as
+    /// SecureTransport did: a refusal reports −9812 (unknown root or broken chain), −9814 (expired), −9815 (not yet
+    /// valid) or −9843 (name mismatch). A second `startTLS` is ignored; so is one before `connect`/`accept` or after
+    /// `disconnectAfter…`.
     public func startTLS(_ tlsSettings: [String: Any]?) {
         do {
             let translated = try TLSDictionary(tlsSettings ?? [:])
-            startTLS(translated.settings, nameCheckedWithoutChain: translated.nameCheckedWithoutChain)
+            startTLS(translated.settings, evaluator: translated.evaluator)
         } catch {
             fail(with: AsyncSocketError(code: .cfSocketError, underlying: error))
         }
@@ -42,17 +44,17 @@ extension AsyncSocket {
             )
             return fail(with: AsyncSocketError(code: .cfSocketError, underlying: problem))
         }
-        startTLS(tlsSettings, nameCheckedWithoutChain: nil)
+        startTLS(tlsSettings, evaluator: nil)
     }
 
-    private func startTLS(_ settings: TLSSettings, nameCheckedWithoutChain name: String?) {
+    private func startTLS(_ settings: TLSSettings, evaluator: RunLoopTrustEvaluator?) {
         let core: GCDAsyncSocket? = state.withLock { s in
             guard s.phase != .idle, s.phase != .listening, !s.forbidsIO, !s.tlsRequested, let core = s.core
             else { return nil }
             s.tlsRequested = true
             s.pendingReads += 1
             s.pendingWrites += 1
-            s.bridge?.trustCheck = .init(name: name)
+            s.bridge?.trustCheck = .init(evaluator: evaluator)
             return core
         }
         core?.startTLS(settings)

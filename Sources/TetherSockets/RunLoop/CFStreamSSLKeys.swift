@@ -7,9 +7,9 @@ public let kCFStreamSSLLevel = "kCFStreamSSLLevel"
 public let kCFStreamSSLPeerName = "kCFStreamSSLPeerName"
 /// `true`: accept a certificate whose root is unknown or self-signed (no chain verification).
 public let kCFStreamSSLAllowsAnyRoot = "kCFStreamSSLAllowsAnyRoot"
-/// `true`: accept expired certificates (Δ: honoured only when the chain is not verified; see `startTLS`).
+/// `true`: accept expired certificates (the chain must otherwise verify).
 public let kCFStreamSSLAllowsExpiredCertificates = "kCFStreamSSLAllowsExpiredCertificates"
-/// `true`: accept an expired root (Δ: honoured only when the chain is not verified; see `startTLS`).
+/// `true`: accept an expired root (the chain must otherwise verify).
 public let kCFStreamSSLAllowsExpiredRoots = "kCFStreamSSLAllowsExpiredRoots"
 /// `false`: do not verify the certificate chain at all. Default `true`.
 public let kCFStreamSSLValidatesCertificateChain = "kCFStreamSSLValidatesCertificateChain"
@@ -18,6 +18,9 @@ public let kCFStreamSSLValidatesCertificateChain = "kCFStreamSSLValidatesCertifi
 public let kCFStreamSSLCertificates = "kCFStreamSSLCertificates"
 /// `true`: act as the TLS server (with ``kCFStreamSSLCertificates`` and ``kTetherStreamSSLPrivateKey``).
 public let kCFStreamSSLIsServer = "kCFStreamSSLIsServer"
+/// Δ: the trust roots (an array of `NIOSSLCertificate`) the server's chain is verified against, in place of the
+/// system's: Linux has no keychain to add an anchor to.
+public let kTetherStreamSSLTrustRoots = "kTetherStreamSSLTrustRoots"
 /// Δ: the `NIOSSLPrivateKey` of the leaf in ``kCFStreamSSLCertificates`` (a `SecIdentity` bundled both).
 public let kTetherStreamSSLPrivateKey = "kTetherStreamSSLPrivateKey"
 

@@ -6,11 +6,11 @@ import TetherConcurrency
 /// into the RunLoop era's callbacks, to the socket's run loop. A callback whose life has ended when it comes to run
 /// is dropped.
 final class RunLoopSocketBridge: GCDAsyncSocketDelegate, TimeoutAnsweringLater {
-    /// With the chain unverified (`kCFStreamSSLAllowsAnyRoot`), the name still checked in the leaf, if any.
+    /// How the server's chain is evaluated (the `startTLS` dictionary's keys), and why it was refused.
     struct TrustCheck {
-        var name: String?
-        /// The leaf did not name `name`: the close reports a host name mismatch.
-        var rejectedName = false
+        var evaluator: RunLoopTrustEvaluator?
+        /// The SecureTransport code of the refusal, reported by the close.
+        var rejection: Int?
     }
 
     private weak var owner: AsyncSocket?
@@ -115,12 +115,14 @@ final class RunLoopSocketBridge: GCDAsyncSocketDelegate, TimeoutAnsweringLater {
         didReceive trust: TLSPeerTrust,
         completionHandler: @escaping @Sendable (Bool) -> Void
     ) {
-        // Only an unverified chain asks (startTLS refuses manual trust otherwise): any root, the name if given.
-        guard let name = trustCheck.name else { return completionHandler(true) }
-        guard let leaf = trust.peerCertificates.first else { return completionHandler(false) }
-        let named = TLSDictionary.certificate(leaf, names: name)
-        if !named { self.trust.withLock { $0.rejectedName = true } }
-        completionHandler(named)
+        // Only the dictionary's evaluation asks (startTLS refuses manual trust otherwise).
+        guard let evaluator = trustCheck.evaluator else { return completionHandler(false) }
+        let box = self.trust
+        Task {
+            let rejection = await evaluator.evaluate(trust.peerCertificates)
+            if let rejection { box.withLock { $0.rejection = rejection } }
+            completionHandler(rejection == nil)
+        }
     }
 
     func socketDidSecure(_ sock: GCDAsyncSocket) {
@@ -136,12 +138,12 @@ final class RunLoopSocketBridge: GCDAsyncSocketDelegate, TimeoutAnsweringLater {
     func socketDidDisconnect(_ sock: GCDAsyncSocket, withError err: (any Error)?) {
         let unread = (err as? GCDAsyncSocketError)?.unreadData
         var warning = RunLoopErrorMapping.willDisconnectError(for: err)
-        if trustCheck.rejectedName, let own = err as? GCDAsyncSocketError, own.domain == .tls {
+        if let code = trustCheck.rejection, let own = err as? GCDAsyncSocketError, own.domain == .tls {
             warning = .some(
                 NSError(
                     domain: own.domain.rawValue,
-                    code: -9843,
-                    userInfo: [NSLocalizedDescriptionKey: "Host name mismatch", NSUnderlyingErrorKey: own as NSError]
+                    code: code,
+                    userInfo: [NSLocalizedDescriptionKey: own.message, NSUnderlyingErrorKey: own as NSError]
                 )
             )
         }

@@ -13,8 +13,8 @@ struct TLSDictionary {
 
     /// The settings the engine applies.
     var settings: TLSSettings
-    /// With the chain unverified, the name the face still checks in the leaf certificate (nil: none).
-    var nameCheckedWithoutChain: String?
+    /// How the face evaluates the server's certificates (a client's: the engine asks it about every chain).
+    var evaluator: RunLoopTrustEvaluator?
 
     /// Translates `dictionary`; unknown keys are ignored, as the original did.
     init(_ dictionary: [String: Any]) throws {
@@ -49,8 +49,16 @@ struct TLSDictionary {
         if let value = dictionary[kCFStreamSSLAllowsAnyRoot], try Self.bool(value, key: kCFStreamSSLAllowsAnyRoot) {
             verifiesChain = false
         }
+        var allowsExpired = false
         for key in [kCFStreamSSLAllowsExpiredCertificates, kCFStreamSSLAllowsExpiredRoots] {
-            if let value = dictionary[key] { _ = try Self.bool(value, key: key) }
+            if let value = dictionary[key], try Self.bool(value, key: key) { allowsExpired = true }
+        }
+        var roots: [NIOSSLCertificate]?
+        if let value = dictionary[kTetherStreamSSLTrustRoots] {
+            guard let list = value as? [NIOSSLCertificate] else {
+                throw BadValue(key: kTetherStreamSSLTrustRoots, problem: "must be an array of NIOSSLCertificate")
+            }
+            roots = list
         }
         if let value = dictionary[kCFStreamSSLCertificates] {
             guard let chain = value as? [NIOSSLCertificate] else {
@@ -64,10 +72,16 @@ struct TLSDictionary {
             }
             settings.privateKey = key
         }
-        if !verifiesChain {
-            // The face answers the trust question itself: any chain, and the name when one was given.
+        if !settings.isServer {
+            // The face evaluates the server's chain itself, as SecureTransport did for the original: the reason
+            // of a refusal becomes its SecureTransport code.
             settings.manuallyEvaluatesTrust = true
-            nameCheckedWithoutChain = settings.verifiesPeerName ? settings.peerName : nil
+            evaluator = RunLoopTrustEvaluator(
+                roots: roots,
+                verifiesChain: verifiesChain,
+                allowsExpired: allowsExpired,
+                peerName: settings.verifiesPeerName ? settings.peerName : nil
+            )
         }
         self.settings = settings
     }

@@ -20,12 +20,13 @@ struct RawConnection {
 
 func connectToRawPeer(
     delivery: GCDAsyncSocket.CallbackDelivery = .delegateQueue,
+    group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
     configure: (GCDAsyncSocket) -> Void = { _ in }
 ) async throws -> RawConnection {
     let listener = try RawListener()
     let recorder = SocketRecorder(label: "client")
     if delivery == .eventLoop { recorder.checksQueue = false }
-    let socket = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
+    let socket = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue, eventLoopGroup: group)
     socket.callbackDelivery = delivery
     configure(socket)
     try socket.connect(toHost: "127.0.0.1", onPort: listener.port, withTimeout: 5)

@@ -43,18 +43,16 @@ final class RunLoopThread: @unchecked Sendable {
         set { lock.withLock { _mode = newValue } }
     }
 
-    /// Runs `body` on the run loop's thread (in the default mode) and returns its result.
-    func sync<T: Sendable>(_ body: @escaping @Sendable () throws -> T) throws -> T {
-        let result = NIOLockedValueBox<Result<T, any Error>?>(nil)
-        let finished = DispatchSemaphore(value: 0)
-        let timer = Timer(timeInterval: 0, repeats: false) { _ in
-            result.withLockedValue { $0 = Result { try body() } }
-            finished.signal()
+    /// Runs `body` on the run loop's thread (in the default mode) and returns its result. The calling task waits
+    /// without holding a thread of the cooperative pool: that pool has as many threads as cores, and a test blocked
+    /// on one would starve the others (and their sockets' timeouts) on a 2-core machine.
+    func sync<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let timer = Timer(timeInterval: 0, repeats: false) { _ in
+                continuation.resume(with: Result { try body() })
+            }
+            runLoop.add(timer, forMode: .common)
         }
-        runLoop.add(timer, forMode: .common)
-        // Never a hang: a run loop stuck in another mode (or stopped) fails the test instead.
-        guard finished.wait(timeout: .now() + 30) == .success else { throw RunLoopThreadTimedOut() }
-        return try result.withLockedValue { $0! }.get()
     }
 
     /// Runs `body` on the run loop's thread, asynchronously.
@@ -70,6 +68,3 @@ final class RunLoopThread: @unchecked Sendable {
         done.wait()
     }
 }
-
-/// `RunLoopThread.sync` waited 30 s for its run loop.
-struct RunLoopThreadTimedOut: Error {}
