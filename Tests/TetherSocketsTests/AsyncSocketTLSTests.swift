@@ -107,12 +107,18 @@ struct AsyncSocketTLSTests {
         try await recorder.wait { $0.contains(.read(Data("cba\n".utf8), tag: 2)) }
     }
 
-    @Test("trust roots of one's own (kTetherStreamSSLTrustRoots): the chain verifies, no name is checked by default")
+    @Test(
+        "trust roots of one's own (kTetherStreamSSLTrustRoots): the chain verifies, no name is checked by default; a TLSv1 level and unknown keys are accepted"
+    )
     func ownTrustRoots() async throws {
         let server = try openSSLServer(certificate: "other")
         defer { server.kill() }
         let port = try await server.port()
-        let settings: [String: Any] = [kTetherStreamSSLTrustRoots: [try certificates.certificate("ca")]]
+        // Also: the TLS 1.0 floor of kCFStreamSocketSecurityLevelTLSv1 is accepted, and an unknown key is ignored.
+        let settings: [String: Any] = [
+            kTetherStreamSSLTrustRoots: [try certificates.certificate("ca")],
+            kCFStreamSSLLevel: kCFStreamSocketSecurityLevelTLSv1, "kCFStreamPropertySocketSecurityLevel": 42,
+        ]
         let (home, socket, recorder) = try await secureClient(port: port, settings: settings)
         defer {
             socket.disconnect()
