@@ -135,13 +135,14 @@ final class RunLoopSocketRecorder: AsyncSocketDelegate, @unchecked Sendable {
     }
 
     func onSocket(_ sock: AsyncSocket, didConnectToHost host: String, port: UInt16) {
-        record(.connected(host: host, port: port), checksThread: runLoopForNewSockets == nil)
+        // The hook first: a test that waits for the event may then read what the hook did.
         onConnect?(sock)
+        record(.connected(host: host, port: port), checksThread: runLoopForNewSockets == nil)
     }
 
     func onSocket(_ sock: AsyncSocket, didRead data: Data, withTag tag: Int) {
-        record(.read(data, tag: tag))
         onRead?(sock, data, tag)
+        record(.read(data, tag: tag))
     }
 
     func onSocket(_ sock: AsyncSocket, didReadPartialDataOfLength partialLength: UInt, tag: Int) {
