@@ -1,5 +1,5 @@
 import Foundation
-import NIOConcurrencyHelpers
+import TetherConcurrency
 import TetherSockets
 
 extension DemoSteps {
@@ -19,14 +19,14 @@ private final class RunLoopEcho: AsyncSocketDelegate, @unchecked Sendable {
     private let listener = AsyncSocket()
     private let client = AsyncSocket()
     private var accepted: [AsyncSocket] = []
-    private let result = NIOLockedValueBox<CheckedContinuation<String, any Error>?>(nil)
+    private let result = LockedBox<CheckedContinuation<String, any Error>?>(nil)
     private var events: [String] = []
 
     func run() async throws -> String {
         listener.delegate = self
         client.delegate = self
         return try await withCheckedThrowingContinuation { continuation in
-            result.withLockedValue { $0 = continuation }
+            result.withLock { $0 = continuation }
             Thread.detachNewThread { [self] in
                 do {
                     try listener.accept(onInterface: "127.0.0.1", port: 0)
@@ -36,7 +36,7 @@ private final class RunLoopEcho: AsyncSocketDelegate, @unchecked Sendable {
                 } catch {
                     finish(.failure(error))
                 }
-                while result.withLockedValue({ $0 != nil }) {
+                while result.withLock({ $0 != nil }) {
                     _ = RunLoop.current.run(mode: .default, before: Date(timeIntervalSinceNow: 0.1))
                 }
             }
@@ -44,7 +44,7 @@ private final class RunLoopEcho: AsyncSocketDelegate, @unchecked Sendable {
     }
 
     private func finish(_ outcome: Result<String, any Error>) {
-        result.withLockedValue { continuation in
+        result.withLock { continuation in
             continuation?.resume(with: outcome)
             continuation = nil
         }

@@ -1,5 +1,5 @@
-public import NIOConcurrencyHelpers
 public import NIOCore
+public import TetherConcurrency
 public import TetherCore
 
 /// Frames decoded ahead of an iterator: filled on the event loop, taken by the iterator's task, and given back (as
@@ -26,14 +26,14 @@ final class DecodedFrames<Codec: FrameCodec>: ReclaimableFrames, @unchecked Send
         @usableFromInline var bytes = ByteBuffer()
     }
 
-    @usableFromInline let state = NIOLockedValueBox(State())
+    @usableFromInline let state = LockedBox(State())
 
     @usableFromInline init() {}
 
     /// The next decoded frame and the codec's state after it.
     @inlinable
     func take() -> Decoded? {
-        state.withLockedValue { state in
+        state.withLock { state in
             guard let next = state.frames.popFirst() else { return nil }
             state.bytes.moveReaderIndex(forwardBy: next.length)
             return next
@@ -42,14 +42,14 @@ final class DecodedFrames<Codec: FrameCodec>: ReclaimableFrames, @unchecked Send
 
     /// On the loop: replaces the contents (the previous ones were all taken or reclaimed).
     func fill(_ frames: CircularBuffer<Decoded>, bytes: ByteBuffer) {
-        state.withLockedValue { state in
+        state.withLock { state in
             state.frames = frames
             state.bytes = bytes
         }
     }
 
     func reclaim() -> ByteBuffer? {
-        state.withLockedValue { state in
+        state.withLock { state in
             state.frames.removeAll()
             defer { state.bytes = ByteBuffer() }
             return state.bytes.readableBytes > 0 ? state.bytes : nil
