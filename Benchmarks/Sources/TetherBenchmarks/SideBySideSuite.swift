@@ -42,7 +42,9 @@ enum SideBySideSuite {
             only == "side-by-side-more"
             ? moreRows
             : only == "side-by-side-runloop"
-                ? runLoopRows : only == "side-by-side-all" ? issueRows + moreRows + runLoopRows : issueRows
+                ? runLoopRows
+                : only == "side-by-side-udp-gate"
+                    ? gateRows : only == "side-by-side-all" ? issueRows + moreRows + runLoopRows + gateRows : issueRows
         if let chosenText {
             numbers = chosenText.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         }
@@ -161,6 +163,8 @@ enum SideBySideSuite {
             return (row, server)
         case 12...14:
             return try await makeRunLoop(number, sizes: sizes, group: group)
+        case 15, 16:
+            return try await makeGate(number, sizes: sizes, group: group)
         default:
             return try await makeMore(number, sizes: sizes, group: group, identity: identity)
         }

@@ -39,6 +39,11 @@ final class UDPSendGate: Sendable {
 
     private let state: LockedBox<State>
 
+    /// Whether datagrams may go straight to the kernel (true) or must all go through NIO (false): only the
+    /// benchmarks turn it off, to measure what the gate is worth (`Benchmarks`, `--only side-by-side-udp-gate`).
+    /// Set it before making sockets; it is read without a lock on every send.
+    nonisolated(unsafe) static var directSendsEnabled = true
+
     init(descriptor: Int32) {
         // Close-on-exec, as the channel's own descriptor: a process started later must not keep the port bound.
         let duplicate = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
@@ -57,7 +62,11 @@ final class UDPSendGate: Sendable {
                 state.pendingError = nil
                 return .failed(pending)
             }
-            if state.waitingInNIO == 0, let outcome = Self.sendNow(envelope, on: state.descriptor) { return outcome }
+            if Self.directSendsEnabled, state.waitingInNIO == 0,
+                let outcome = Self.sendNow(envelope, on: state.descriptor)
+            {
+                return outcome
+            }
             state.waitingInNIO += 1
             return .queue
         }
@@ -68,7 +77,7 @@ final class UDPSendGate: Sendable {
     func sendIfIdle(_ envelope: AddressedEnvelope<ByteBuffer>) -> Outcome {
         state.withLock { state in
             if state.isClosed { return .closed }
-            guard state.pendingError == nil, state.waitingInNIO == 0 else { return .queue }
+            guard Self.directSendsEnabled, state.pendingError == nil, state.waitingInNIO == 0 else { return .queue }
             return Self.sendNow(envelope, on: state.descriptor) ?? .queue
         }
     }
