@@ -4,14 +4,22 @@ import TetherConcurrency
 /// The RunLoop-era faces' delivery: a FIFO of callbacks performed on one run loop, in its modes, in the order they
 /// were posted, and only while that run loop runs in one of those modes.
 ///
-/// Events come from the engine's event loops; ``post(_:)`` appends and, when no drain is pending, adds a one-shot
-/// `Timer` to the run loop in each mode (adding a timer wakes a waiting run loop; `RunLoop.perform` alone may not).
-/// The timer's block runs every callback queued for that run loop by then. A socket without a run loop yet (an
+/// Events come from the engine's event loops; ``post(_:)`` appends and, when no drain is pending, wakes the run loop
+/// through a repeating `Timer` that the mailbox keeps registered there in its modes and re-arms by setting its fire
+/// date (a timer re-armed or added wakes a waiting run loop; `RunLoop.perform` alone may not). The timer's block runs
+/// every callback handed to that run loop by then, and whatever is posted while it runs. A socket without a run loop yet (an
 /// accepted socket before `onSocket(_:wantsRunLoopForNewSocket:)` answered) keeps its callbacks until it has one.
 /// After ``move(to:)``, callbacks posted before the move still run on the old run loop; later ones on the new.
 final class RunLoopMailbox: Sendable {
-    private struct Batch {
-        var callbacks: [() -> Void] = []
+    /// The wake timer of one run loop, and the callbacks handed to that run loop and not yet run.
+    private struct Waker {
+        // Sendable: a timer's fire date and invalidation are thread-safe (CFRunLoopTimer); its block runs on its run
+        // loop only.
+        var timer: UncheckedSendableBox<Timer>
+        var modes: [RunLoop.Mode]
+        var handed: [UncheckedSendableBox<() -> Void>] = []
+        /// The drain token of the last hand-over to this run loop.
+        var token: UInt64 = 0
     }
 
     private struct State {
@@ -24,6 +32,10 @@ final class RunLoopMailbox: Sendable {
         var isScheduled = false
         /// Identifies the drain in charge; a move or a new schedule retires the previous one.
         var drainToken: UInt64 = 0
+        /// One wake timer per run loop this mailbox has delivered on, by the run loop's identity.
+        var wakers: [ObjectIdentifier: Waker] = [:]
+        /// Batches waiting for their run loop's new wake timer to be registered, by the run loop's identity.
+        var handOvers: [ObjectIdentifier: ([UncheckedSendableBox<() -> Void>], UInt64)] = [:]
     }
 
     private let state: LockedBox<State>
@@ -31,6 +43,10 @@ final class RunLoopMailbox: Sendable {
     /// A mailbox delivering on `runLoop` (nil: held until ``move(to:)``) in `modes`.
     init(runLoop: RunLoop?, modes: [RunLoop.Mode] = [.default]) {
         self.state = LockedBox(State(runLoop: runLoop.map { UncheckedSendableBox($0) }, modes: modes))
+    }
+
+    deinit {
+        for waker in state.withLock({ $0.wakers.values }) { waker.timer.value.invalidate() }
     }
 
     /// The run loop callbacks go to, if any.
@@ -80,26 +96,61 @@ final class RunLoopMailbox: Sendable {
     }
 
     private func scheduleIfNeeded() {
-        typealias Target = (UncheckedSendableBox<RunLoop>, [RunLoop.Mode], [UncheckedSendableBox<() -> Void>], UInt64)
-        let target: Target? = state.withLock { s in
+        enum Wake {
+            case existing(Timer)
+            case new(RunLoop, [RunLoop.Mode], old: Timer?)
+        }
+        let wake: Wake? = state.withLock { s in
             guard !s.isScheduled, !s.pending.isEmpty, let runLoop = s.runLoop else { return nil }
             s.isScheduled = true
             s.drainToken &+= 1
-            defer { s.pending = [] }
-            return (runLoop, s.modes, s.pending, s.drainToken)
+            let key = ObjectIdentifier(runLoop.value)
+            let batch = s.pending
+            s.pending = []
+            if var waker = s.wakers[key], waker.modes == s.modes {
+                waker.handed += batch
+                waker.token = s.drainToken
+                s.wakers[key] = waker
+                return .existing(waker.timer.value)
+            }
+            let old = s.wakers[key]
+            s.wakers[key] = nil
+            // The new timer is registered outside the lock; until then the batch waits here.
+            s.handOvers[key] = ((old?.handed ?? []) + batch, s.drainToken)
+            return .new(runLoop.value, s.modes, old: old?.timer.value)
         }
-        guard let (runLoop, modes, batch, token) = target else { return }
-        let timer = Timer(timeInterval: 0, repeats: false) { [self] _ in
-            drain(batch, token: token)
-        }
-        for mode in modes {
-            runLoop.value.add(timer, forMode: mode)
+        switch wake {
+        case .none:
+            return
+        case .existing(let timer):
+            timer.fireDate = Date()
+        case .new(let runLoop, let modes, let old):
+            old?.invalidate()
+            let key = ObjectIdentifier(runLoop)
+            let timer = Timer(fire: .distantFuture, interval: 1e9, repeats: true) { [weak self] _ in
+                self?.drain(key)
+            }
+            for mode in modes { runLoop.add(timer, forMode: mode) }
+            state.withLock { s in
+                let (handed, token) = s.handOvers.removeValue(forKey: key) ?? ([], s.drainToken)
+                s.wakers[key] = Waker(timer: UncheckedSendableBox(timer), modes: modes, handed: handed, token: token)
+            }
+            timer.fireDate = Date()
         }
     }
 
-    /// On the run loop: runs the batch handed over with this drain, then whatever was posted meanwhile, until a
-    /// move hands the mailbox to another run loop.
-    private func drain(_ batch: [UncheckedSendableBox<() -> Void>], token: UInt64) {
+    /// On the run loop `key`: runs the callbacks handed to it, then whatever was posted meanwhile, until a move hands
+    /// the mailbox to another run loop.
+    private func drain(_ key: ObjectIdentifier) {
+        let taken: ([UncheckedSendableBox<() -> Void>], UInt64)? = state.withLock { s in
+            guard var waker = s.wakers[key], !waker.handed.isEmpty else { return nil }
+            defer {
+                waker.handed = []
+                s.wakers[key] = waker
+            }
+            return (waker.handed, waker.token)
+        }
+        guard let (batch, token) = taken else { return }
         var next = batch
         while !next.isEmpty {
             for callback in next { callback.value() }
