@@ -13,9 +13,9 @@ extension DemoSteps {
 }
 
 /// The demo's run-loop thread, its echo server and its seed-style client.
+// Sendable: the sockets and `accepted` are touched on the run-loop thread only (callbacks and the blocks performed
+// there); `result` is behind its own lock.
 private final class RunLoopEcho: AsyncSocketDelegate, @unchecked Sendable {
-    // Sendable: the sockets and `accepted` are touched on the run-loop thread only (callbacks and the blocks
-    // performed there); `result` is behind its own lock.
     private let listener = AsyncSocket()
     private let client = AsyncSocket()
     private var accepted: [AsyncSocket] = []

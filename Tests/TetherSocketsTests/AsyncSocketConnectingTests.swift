@@ -1,7 +1,8 @@
 import Foundation
 import NIOCore
 import Testing
-import TetherSockets
+
+@testable import TetherSockets
 
 #if canImport(Glibc)
 import Glibc
@@ -125,6 +126,29 @@ struct AsyncSocketConnectingTests {
         ) {
             try client.socket.accept(onPort: 0)
         }
+    }
+
+    @Test("connect to sockaddr bytes reaches the listener; bytes that are no address throw code -1")
+    func connectToAddressBytes() async throws {
+        let listener = try RawListener()
+        defer { listener.close() }
+        let home = RunLoopThread()
+        defer { home.stop() }
+        let recorder = RunLoopSocketRecorder()
+        let socket = AsyncSocket(delegate: recorder)
+        #expect {
+            try socket.connect(toAddress: Data([1, 2, 3]))
+        } throws: { error in
+            (error as? AsyncSocketError)?.code == .cfSocketError
+        }
+        let address = try SocketAddress(ipAddress: "127.0.0.1", port: Int(listener.port))
+        let bytes = address.sockaddrData
+        try await home.sync { try socket.connect(toAddress: bytes, withTimeout: 5) }
+        let peer = try await onThread { listener.accept() }
+        defer { peer.close() }
+        try await recorder.wait { $0.contains(.connected(host: "127.0.0.1", port: listener.port)) }
+        #expect(socket.connectedAddress() == bytes)
+        socket.disconnect()
     }
 
     @Test("a refused connection: willDisconnect in NSPOSIXErrorDomain with ECONNREFUSED, then didDisconnect")

@@ -195,6 +195,38 @@ struct AsyncSocketIOTests {
         #expect(try await onThread { client.peer.receiveToEnd() } == Array("bye".utf8))
     }
 
+    @Test("disconnect from another thread: didDisconnect comes on the run loop, once, and nothing after it")
+    func disconnectOffTheRunLoop() async throws {
+        let client = try await RunLoopClient.connect()
+        defer { client.close() }
+        client.socket.readData(toLength: 10, withTimeout: -1, tag: 1)
+        client.socket.disconnect()
+        try await client.recorder.waitForDisconnect()
+        client.peer.send("late")
+        client.socket.disconnect()
+        // A later callback, had one been posted, would come before this block on the same run loop.
+        let recorder = client.recorder
+        let events = try await client.home.sync { recorder.events }
+        #expect(events.filter { $0 == .disconnected }.count == 1)
+        #expect(!events.contains { if case .willDisconnect = $0 { true } else { false } })
+        #expect(!events.contains { if case .read = $0 { true } else { false } })
+        #expect(client.recorder.violations.isEmpty)
+    }
+
+    @Test("disconnectAfterReading: the pending read completes, then didDisconnect alone; later writes are ignored")
+    func disconnectAfterReading() async throws {
+        let client = try await RunLoopClient.connect()
+        defer { client.close() }
+        client.socket.readData(toLength: 3, withTimeout: -1, tag: 1)
+        client.socket.disconnectAfterReading()
+        client.socket.write(Data("ignored".utf8), withTimeout: 5, tag: 2)
+        client.socket.readData(toLength: 1, withTimeout: 5, tag: 3)
+        client.peer.send("abc")
+        let events = try await client.recorder.waitForDisconnect()
+        #expect(events.suffix(2) == [.read(Data("abc".utf8), tag: 1), .disconnected])
+        #expect(try await onThread { client.peer.receiveToEnd() }.isEmpty)
+    }
+
     @Test("reads and writes queued before connect are discarded; those queued after it run once connected")
     func onlyRequestsAfterConnectRun() async throws {
         let listener = try RawListener()

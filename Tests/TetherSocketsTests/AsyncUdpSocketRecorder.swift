@@ -32,16 +32,13 @@ enum AsyncUdpEvent: Equatable, CustomStringConvertible {
 /// `accepts`, and lets a test await a condition on the events (no sleeps).
 final class AsyncUdpRecorder: AsyncUdpSocketDelegate {
     private let lock = NIOLock()
-    private var recorded: [AsyncUdpEvent] = []
+    private let log = EventLog<AsyncUdpEvent>()
     private var places: [ObjectIdentifier] = []
     private var senders: [(host: String, port: UInt16)] = []
-    private var waiters:
-        [UUID: (condition: ([AsyncUdpEvent]) -> Bool, continuation: CheckedContinuation<Void, any Error>)] =
-            [:]
     private var accepter: @Sendable (Data) -> Bool = { _ in true }
     private var hook: (@Sendable (AsyncUdpSocket, AsyncUdpEvent) -> Void)?
 
-    var events: [AsyncUdpEvent] { lock.withLock { recorded } }
+    var events: [AsyncUdpEvent] { log.events }
     var receivedData: [Data] { events.compactMap(\.receivedData) }
     /// The sender of each datagram offered, in order.
     var receivedFrom: [(host: String, port: UInt16)] { lock.withLock { senders } }
@@ -65,40 +62,20 @@ final class AsyncUdpRecorder: AsyncUdpSocketDelegate {
     }
 
     private func record(_ event: AsyncUdpEvent, socket: AsyncUdpSocket) {
-        let (ready, after) = lock.withLock {
-            () -> ([CheckedContinuation<Void, any Error>], ((AsyncUdpSocket, AsyncUdpEvent) -> Void)?) in
-            recorded.append(event)
+        let after = lock.withLock { () -> ((AsyncUdpSocket, AsyncUdpEvent) -> Void)? in
             places.append(ObjectIdentifier(RunLoop.current))
-            let due = waiters.filter { $0.value.condition(recorded) }
-            for key in due.keys { waiters.removeValue(forKey: key) }
-            return (due.map(\.value.continuation), hook)
+            return hook
         }
-        after?(socket, event)
-        for continuation in ready { continuation.resume() }
+        log.append(event) { after?(socket, event) }
     }
 
-    /// Waits until `condition` holds; throws `UdpWaitTimedOut`-like error after `timeout`.
+    /// Waits until `condition` holds; throws ``EventWaitTimedOut`` after `timeout`.
     @discardableResult
     func wait(
         timeout: Duration = .seconds(10),
         until condition: @escaping @Sendable ([AsyncUdpEvent]) -> Bool
     ) async throws -> [AsyncUdpEvent] {
-        let id = UUID()
-        let timer = Task {
-            try? await Task.sleep(for: timeout)
-            let waiter = lock.withLock { waiters.removeValue(forKey: id) }
-            waiter?.continuation.resume(throwing: AsyncUdpWaitTimedOut(events: events))
-        }
-        defer { timer.cancel() }
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let satisfied = lock.withLock { () -> Bool in
-                if condition(recorded) { return true }
-                waiters[id] = (condition, continuation)
-                return false
-            }
-            if satisfied { continuation.resume() }
-        }
-        return events
+        try await log.wait(timeout: timeout, until: condition)
     }
 
     /// Waits until `event` was seen.
@@ -140,11 +117,6 @@ final class AsyncUdpRecorder: AsyncUdpSocketDelegate {
     func onUdpSocketDidClose(_ sock: AsyncUdpSocket) {
         record(.closed, socket: sock)
     }
-}
-
-struct AsyncUdpWaitTimedOut: Error, CustomStringConvertible {
-    var events: [AsyncUdpEvent]
-    var description: String { "timed out waiting; events so far: \(events)" }
 }
 
 // Sendable: its state is behind `lock`; callbacks arrive on the socket's run loop.

@@ -1,7 +1,10 @@
 import Foundation
+import NIOCore
 import NIOSSL
 import Testing
-import TetherSockets
+import TetherConcurrency
+
+@testable import TetherSockets
 
 /// `GCDAsyncSocket.startTLS` against real peers: `openssl s_server`/`s_client` and Python's `ssl`.
 @Suite(.timeLimit(.minutes(2)))
@@ -84,9 +87,11 @@ struct GCDAsyncSocketTLSTests {
         defer { client.kill() }
         try await listener.wait { $0.contains(.accepted) }
         let child = try #require(listener.acceptedSockets.first)
-        // The client sent its line and its ClientHello back to back; give both time to arrive before reading, so
-        // that the hello is in the engine's buffer when the handshake starts.
-        try await Task.sleep(for: .milliseconds(300))
+        // The client sent its line and its ClientHello back to back: wait until the engine's buffer holds more than
+        // the line, so that the hello is buffered when the handshake starts.
+        let machine = try #require(child.state.withLock { $0.machine })
+        let line = "STARTTLS\n".utf8.count
+        while machine.withLock({ $0.reads.buffer.readableBytes }) <= line { await Task.yield() }
         child.readData(to: Data("\n".utf8), withTimeout: 10, tag: 1)
         child.startTLS(try certificates.server())
         child.readData(to: Data("\n".utf8), withTimeout: 10, tag: 2)

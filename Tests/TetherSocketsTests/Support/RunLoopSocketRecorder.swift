@@ -39,20 +39,12 @@ enum RunLoopEvent: Equatable, CustomStringConvertible {
     }
 }
 
-struct RunLoopWaitTimedOut: Error, CustomStringConvertible {
-    var events: [RunLoopEvent]
-    var description: String { "timed out waiting; events so far: \(events)" }
-}
-
 /// A RunLoop-era delegate that records every callback, checks that each runs on the expected run loop's thread
 /// (`willConnect` excepted: it runs where `connect` is called), and lets a test await a condition on the events.
 final class RunLoopSocketRecorder: AsyncSocketDelegate, @unchecked Sendable {
     // Sendable: every mutable member is behind `lock`; the hooks are set before the socket starts.
     private let lock = NIOLock()
-    private var recorded: [RunLoopEvent] = []
-    private var waiters:
-        [UUID: (condition: ([RunLoopEvent]) -> Bool, continuation: CheckedContinuation<Void, any Error>)] =
-            [:]
+    private let log = EventLog<RunLoopEvent>()
     private(set) var violations: [String] = []
     private var _errors: [(any Error)?] = []
     private var _accepted: [AsyncSocket] = []
@@ -67,7 +59,7 @@ final class RunLoopSocketRecorder: AsyncSocketDelegate, @unchecked Sendable {
     var onRead: ((AsyncSocket, Data, Int) -> Void)?
     var onWillDisconnect: ((AsyncSocket) -> Void)?
 
-    var events: [RunLoopEvent] { lock.withLock { recorded } }
+    var events: [RunLoopEvent] { log.events }
     var errors: [(any Error)?] { lock.withLock { _errors } }
     var acceptedSockets: [AsyncSocket] { lock.withLock { _accepted } }
     var unreadSeen: [Data?] { lock.withLock { unreadInWillDisconnect } }
@@ -76,13 +68,7 @@ final class RunLoopSocketRecorder: AsyncSocketDelegate, @unchecked Sendable {
         if checksThread, let expectedRunLoop, RunLoop.current !== expectedRunLoop {
             lock.withLock { violations.append("\(event) off its run loop") }
         }
-        let ready: [CheckedContinuation<Void, any Error>] = lock.withLock {
-            recorded.append(event)
-            let due = waiters.filter { $0.value.condition(recorded) }
-            for key in due.keys { waiters.removeValue(forKey: key) }
-            return due.map(\.value.continuation)
-        }
-        for continuation in ready { continuation.resume() }
+        log.append(event)
     }
 
     /// Waits until `condition` holds for the events; throws after `timeout`.
@@ -93,22 +79,7 @@ final class RunLoopSocketRecorder: AsyncSocketDelegate, @unchecked Sendable {
     )
         async throws -> [RunLoopEvent]
     {
-        let id = UUID()
-        let timer = Task {
-            try? await Task.sleep(for: timeout)
-            let waiter = lock.withLock { waiters.removeValue(forKey: id) }
-            waiter?.continuation.resume(throwing: RunLoopWaitTimedOut(events: events))
-        }
-        defer { timer.cancel() }
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let satisfied = lock.withLock { () -> Bool in
-                if condition(recorded) { return true }
-                waiters[id] = (condition, continuation)
-                return false
-            }
-            if satisfied { continuation.resume() }
-        }
-        return events
+        try await log.wait(timeout: timeout, until: condition)
     }
 
     /// Waits for `onSocketDidDisconnect`.
