@@ -16,7 +16,7 @@ import TetherConcurrency
 /// ```
 ///
 /// Threads: every member may be called from any thread. The change block, the
-/// ``Foundation/Notification/Name/networkReachabilityDidChange`` notification and ``statusUpdates`` are delivered
+/// ``Foundation/NSNotification/Name/networkReachabilityDidChange`` notification and ``statusUpdates`` are delivered
 /// on the callback queue only, in the order of evaluations; the back-end's handler runs on the back-end's own thread
 /// and never calls user code. No lock is held while user code runs. A manager that nobody retains stops monitoring
 /// when it is deallocated.

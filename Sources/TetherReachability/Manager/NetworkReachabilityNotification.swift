@@ -9,6 +9,6 @@ extension Notification.Name {
     public static let networkReachabilityDidChange = Notification.Name("tether.networking.reachability.change")
 }
 
-/// The `userInfo` key of ``Foundation/Notification/Name/networkReachabilityDidChange`` under which the status's
+/// The `userInfo` key of ``Foundation/NSNotification/Name/networkReachabilityDidChange`` under which the status's
 /// `rawValue` (an `Int`) is posted (AFNetworking's `AFNetworkingReachabilityNotificationStatusItem`).
 public let NetworkReachabilityNotificationStatusItem: String = "NetworkReachabilityNotificationStatusItem"
