@@ -2,7 +2,8 @@ import NIOCore
 import Testing
 import TetherCore
 
-/// Invalid configuration constants are programmer errors: they trap (API.md §1.7), checked in a child process.
+/// Invalid configuration constants are programmer errors: they trap (as the codecs' docs say), checked in a child
+/// process.
 struct ConfigurationPreconditionTests {
     @Test func stxMaxPayloadLengthOver65535Traps() async {
         await #expect(processExitsWith: .failure) {

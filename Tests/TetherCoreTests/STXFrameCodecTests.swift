@@ -3,7 +3,7 @@ import Testing
 import TetherCore
 
 struct STXFrameCodecTests {
-    /// Destination 1, source 2, payload "hi", defaults: the contract's acceptance vector.
+    /// Destination 1, source 2, payload "hi", defaults: the seed's example frame.
     static let vector: [UInt8] = [0x02, 0x01, 0x00, 0x02, 0x00, 0x02, 0x00, 0x68, 0x69, 0xDA]
     static let hi = STXFrame(destination: 1, source: 2, bytes: "hi".utf8)
 

@@ -10,7 +10,7 @@ import Glibc
 import Musl
 #endif
 
-/// RunLoop-era bind, connect, join and broadcast (reference §6.1–6.2, §7.1 items 41–42): synchronous, throwing, the
+/// RunLoop-era bind, connect, join and broadcast (as the original's AsyncUdpSocket): synchronous, throwing, the
 /// original's exceptions for misuse; and the state getters.
 @Suite(.timeLimit(.minutes(1)))
 struct AsyncUdpSocketBindingTests {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import TetherSockets
 
-/// RunLoop-era close (reference §6.5, §7.1 items 48–50).
+/// RunLoop-era close (as the original's AsyncUdpSocket).
 @Suite(.timeLimit(.minutes(1)))
 struct AsyncUdpSocketClosingTests {
     @Test("close: isClosed at once, queued work dropped silently, DidClose on a later pass of the run loop")

@@ -10,7 +10,7 @@ import Glibc
 import Musl
 #endif
 
-/// The RunLoop-era receive model (reference §6.4), over loopback, with the socket's run loop on its own thread.
+/// The RunLoop-era receive model (as the original's AsyncUdpSocket), over loopback, with the socket's run loop on its own thread.
 @Suite(.timeLimit(.minutes(1)))
 struct AsyncUdpSocketReceivingTests {
     @Test("receive requests are served one at a time, in the order they were made")

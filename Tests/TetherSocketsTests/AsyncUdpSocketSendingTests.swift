@@ -10,7 +10,7 @@ import Glibc
 import Musl
 #endif
 
-/// RunLoop-era sends (reference §6.3, §7.1 items 39–40, 46): Bool results, one current send, results on the run loop,
+/// RunLoop-era sends (as the original's AsyncUdpSocket): Bool results, one current send, results on the run loop,
 /// errors that never close.
 @Suite(.timeLimit(.minutes(1)))
 struct AsyncUdpSocketSendingTests {

@@ -342,8 +342,9 @@ final class Handoff<Value: Sendable>: Sendable {
 
 struct HandoffTimedOut: Error {}
 
-/// The Swift blocks of `article` marked **After**, each as its lines without indentation (blank lines dropped).
-func afterSnippets(ofArticle article: String) throws -> [[String]] {
+/// The Swift blocks of an article of `TetherSockets.docc` marked **After** (or every Swift block, with
+/// `everyBlock`), each as its non-empty lines, trimmed.
+func afterSnippets(ofArticle article: String, everyBlock: Bool = false) throws -> [[String]] {
     let url = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Sources/TetherSockets/TetherSockets.docc/\(article)")
@@ -352,7 +353,8 @@ func afterSnippets(ofArticle article: String) throws -> [[String]] {
     var index = 0
     while index < lines.count {
         let isAfterBlock =
-            lines[index].hasPrefix("```swift") && paragraph(before: index, in: lines).hasPrefix("**After**")
+            lines[index].hasPrefix("```swift")
+            && (everyBlock || paragraph(before: index, in: lines).hasPrefix("**After**"))
         index += 1
         guard isAfterBlock else { continue }
         var snippet: [String] = []

@@ -6,19 +6,9 @@ import TetherTestSupport
 
 /// The `tether` executable, run as a user would (built by `swift build --build-tests` next to the test bundle).
 struct TetherCommandTests {
-    static func locateExecutable() -> URL? {
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0])
-        for _ in 0..<4 {
-            directory.deleteLastPathComponent()
-            let candidate = directory.appendingPathComponent("tether")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-        }
-        return nil
-    }
-
     /// The `tether` executable; the test fails with how to build it when it is missing.
     static func tether() throws -> URL {
-        try #require(locateExecutable(), "build the tether executable first (swift build --build-tests)")
+        try BuiltProduct.require("tether")
     }
 
     /// Starts `tether` with `arguments` and returns it with the first line it printed. Tests end it with `terminate()`

@@ -51,14 +51,7 @@ struct UDPNamespaceTests {
     }
 
     static func probeExecutable() -> String? {
-        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        var folder = executable.deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = folder.appendingPathComponent("TetherUDPProbe").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            folder = folder.deletingLastPathComponent()
-        }
-        return nil
+        BuiltProduct.url(named: "TetherUDPProbe")?.path
     }
 
     @Test func broadcastBetweenTheFacesOnASubnet() async throws {

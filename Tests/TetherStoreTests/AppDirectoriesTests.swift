@@ -71,4 +71,12 @@ struct AppDirectoriesTests {
         #expect(dirs.documents.lastPathComponent == "Documents")
         #expect(dirs.documents.deletingLastPathComponent().lastPathComponent == "tether")
     }
+
+    @Test func theHomeIsTheEnvironmentsWhenItIsAnAbsolutePath() {
+        #expect(AppDirectories.homeDirectory(["HOME": "/some/dir"]).path == "/some/dir")
+        let passwordHome = FileManager.default.homeDirectoryForCurrentUser.path
+        #expect(AppDirectories.homeDirectory([:]).path == passwordHome)
+        #expect(AppDirectories.homeDirectory(["HOME": ""]).path == passwordHome)
+        #expect(AppDirectories.homeDirectory(["HOME": "relative"]).path == passwordHome)
+    }
 }

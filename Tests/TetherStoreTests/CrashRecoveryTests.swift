@@ -21,22 +21,7 @@ struct CrashRecoveryTests {
     }
 
     static func writerURL() throws -> URL {
-        var candidates: [URL] = []
-        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            candidates.append(URL(fileURLWithPath: exe).deletingLastPathComponent())
-        }
-        candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
-        candidates.append(Bundle.main.bundleURL)
-        candidates.append(Bundle.main.bundleURL.deletingLastPathComponent())
-        for directory in candidates {
-            let url = directory.appendingPathComponent("TetherStoreCrashWriter")
-            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-        }
-        throw StoreError(
-            code: .io,
-            message: "TetherStoreCrashWriter not found next to the test binary (build with swift build --build-tests); "
-                + "looked in \(candidates.map(\.path))"
-        )
+        try BuiltProduct.require("TetherStoreCrashWriter")
     }
 
     /// Runs the writer until `acks` acknowledgements have been read plus a random pause, SIGKILLs it and returns every

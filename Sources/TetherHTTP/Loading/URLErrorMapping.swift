@@ -21,7 +21,7 @@ extension URLError {
         var info: [String: Any] = [:]
         if let url {
             info[NSURLErrorFailingURLErrorKey] = url
-            // The key's value, spelled out: the constant is deprecated on Linux but the contract requires the entry.
+            // The key's value, spelled out: the constant is deprecated on Linux, but NSURLConnection code reads it.
             info["NSErrorFailingURLStringKey"] = url.absoluteString
         }
         if let underlying {
@@ -56,7 +56,7 @@ extension URLError {
     }
 }
 
-/// Translates engine errors (AsyncHTTPClient, NIO, NIOSSL, POSIX) into the `URLError` codes of API.md §3.5.
+/// Translates engine errors (AsyncHTTPClient, NIO, NIOSSL, POSIX) into the `URLError` codes NSURLConnection reports for the same failures.
 enum URLErrorMapping {
     static func map(_ error: any Error, url: URL?) -> URLError {
         if let urlError = error as? URLError { return urlError }

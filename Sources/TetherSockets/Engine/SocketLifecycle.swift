@@ -1,7 +1,7 @@
 /// The life of a delegate-face socket as a value: events in, verdicts out. No I/O, so tests drive it directly.
 ///
-/// Mirrors the original's observable flags (behavioural spec §2.2): a socket is started by `connect`/`accept` (or by
-/// being accepted), may be told to disconnect after its queues drain, and is closed exactly once per life; a closed
+/// Mirrors the original's observable flags (as CocoaAsyncSocket's `isConnected`/`isDisconnected` report them): a
+/// socket is started by `connect`/`accept` (or by being accepted), may be told to disconnect after its queues drain, and is closed exactly once per life; a closed
 /// socket can be started again.
 struct SocketLifecycle: Equatable {
     enum Phase: Equatable {

@@ -33,7 +33,7 @@ enum RunLoopErrorMapping {
         }
     }
 
-    /// The SecureTransport `OSStatus` nearest to a TLS failure (the reference's table): −9843 host name mismatch,
+    /// The SecureTransport `OSStatus` nearest to a TLS failure (SecureTransport's `SecBase.h` codes): −9843 host name mismatch,
     /// −9814 expired, −9815 not yet valid, −9812 unknown root (any other chain failure), −9824 handshake failure
     /// alert, −9806 end of stream during the handshake, −9800 anything else.
     static func secureTransportCode(for error: any Error) -> Int {

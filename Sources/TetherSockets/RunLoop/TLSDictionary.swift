@@ -2,7 +2,8 @@ import Foundation
 import NIOCore
 import NIOSSL
 
-/// The RunLoop era's `startTLS` dictionary, translated into ``TLSSettings`` (API.md §2.8, "TLS dictionary").
+/// The RunLoop era's `startTLS` dictionary, translated into ``TLSSettings`` (the article "From AsyncSocket (RunLoop)"
+/// lists its keys).
 struct TLSDictionary {
     /// A known key whose value has the wrong type, or a level Tether does not offer.
     struct BadValue: Error, Sendable, CustomStringConvertible {

@@ -37,15 +37,16 @@ public struct AppDirectories: Sendable, Hashable {
     public let temporary: URL
 
     /// Creates the folders for `appName` from the process environment and the home directory.
+    ///
+    /// On Linux the home directory is `$HOME` when it is set to an absolute path (as the XDG rules and every shell
+    /// tool read it, so `HOME=/some/dir tether notes add x` writes under `/some/dir`), and the password database's
+    /// entry for the user otherwise.
     /// - Parameter appName: The app's folder name.
     /// - Throws: ``StoreError/Code/invalidArgument`` when `appName` is empty, `.`, `..` or contains `/`.
     public init(appName: String) throws {
         #if os(Linux) || os(Android) || os(FreeBSD) || os(OpenBSD)
-        try self.init(
-            appName: appName,
-            environment: ProcessInfo.processInfo.environment,
-            homeDirectory: FileManager.default.homeDirectoryForCurrentUser
-        )
+        let environment = ProcessInfo.processInfo.environment
+        try self.init(appName: appName, environment: environment, homeDirectory: Self.homeDirectory(environment))
         #else
         try Self.validate(appName)
         let fileManager = FileManager.default
@@ -115,6 +116,14 @@ public struct AppDirectories: Sendable, Hashable {
                 throw StoreError(code: .io, message: "cannot create directory", url: url, underlying: error)
             }
         }
+    }
+
+    /// `$HOME` when it is an absolute path, else the password database's home of the current user.
+    static func homeDirectory(_ environment: [String: String]) -> URL {
+        if let home = environment["HOME"], home.hasPrefix("/") {
+            return URL(fileURLWithPath: home, isDirectory: true)
+        }
+        return FileManager.default.homeDirectoryForCurrentUser
     }
 
     private static func validate(_ appName: String) throws {

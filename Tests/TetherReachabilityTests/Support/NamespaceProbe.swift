@@ -242,18 +242,7 @@ final class NamespaceProbe {
     /// `$TETHER_REACH_PROBE`.
     static func probeExecutable() throws -> String {
         if let path = ProcessInfo.processInfo.environment["TETHER_REACH_PROBE"] { return path }
-        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        var folder = executable.deletingLastPathComponent()
-        // The test runner may sit inside a bundle folder (`….xctest/…`); the probe sits next to the bundle.
-        for _ in 0..<4 {
-            let candidate = folder.appendingPathComponent("TetherReachProbe").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            folder = folder.deletingLastPathComponent()
-        }
-        throw Failure(
-            description: "TetherReachProbe not found next to \(executable.path): build it first "
-                + "(swift build --build-tests, or swift build --product TetherReachProbe)"
-        )
+        return try BuiltProduct.require("TetherReachProbe").path
     }
 
     /// Fails with a clear message when this system cannot create network namespaces.
