@@ -129,7 +129,9 @@ final class EchoClient: GCDAsyncSocketDelegate {
 
     func socketDidDisconnect(_ sock: GCDAsyncSocket, withError err: (any Error)?) {
         // A timeout, a refusal or the server's close before the reply: a GCDAsyncSocketError.
-        if outcome == nil { outcome = .failure(err ?? GCDAsyncSocketError(code: .closed, message: "closed before the reply")) }
+        if outcome == nil {
+            outcome = .failure(err ?? GCDAsyncSocketError(code: .closed, message: "closed before the reply"))
+        }
         done.signal()
     }
 }

@@ -33,7 +33,9 @@ struct ReachWatch: AsyncParsableCommand {
     var count: Int?
 
     func validate() throws {
-        guard domain == nil || address == nil else { throw ValidationError("--domain and --address exclude each other.") }
+        guard domain == nil || address == nil else {
+            throw ValidationError("--domain and --address exclude each other.")
+        }
         guard domain != "" else { throw ValidationError("--domain needs a host name.") }
         if let address, (try? SocketAddress(ipAddress: address, port: 0)) == nil {
             throw ValidationError("--address needs an IPv4 or IPv6 address, not '\(address)'.")
@@ -48,7 +50,10 @@ struct ReachWatch: AsyncParsableCommand {
         if let domain {
             manager = NetworkReachabilityManager(domain: domain, callbackQueue: queue)
         } else if let address {
-            manager = NetworkReachabilityManager(address: try SocketAddress(ipAddress: address, port: 0), callbackQueue: queue)
+            manager = NetworkReachabilityManager(
+                address: try SocketAddress(ipAddress: address, port: 0),
+                callbackQueue: queue
+            )
         } else {
             manager = NetworkReachabilityManager(callbackQueue: queue)
         }

@@ -26,25 +26,20 @@ struct Relay: AsyncParsableCommand {
 
     /// Reads one device's frames until it leaves: registrations are answered, other frames forwarded.
     static func serve(_ connection: TCPConnection, devices: DeviceTable) async {
-        let codec = STXFrameCodec()
         do {
             // Whole frames: start byte, little-endian fields and CRC-8 checked; a bad frame throws.
-            for try await frame in connection.frames(codec) {
+            for try await frame in connection.frames(STXFrameCodec()) {
                 if frame.destination == relayAddress {
                     await devices.register(frame.source, connection)
                     printLine("device \(frame.source) registered")
-                    let answer = STXFrame(destination: frame.source, source: relayAddress, payload: ByteBuffer(string: registeredPayload))
-                    try await connection.write(answer, using: codec)
-                } else if let peer = await devices.connection(for: frame.destination) {
-                    // A peer that went away costs its own frames only.
-                    do {
-                        try await peer.write(frame, using: codec)
-                        printLine("relayed \(frame.payload.readableBytes) bytes from \(frame.source) to \(frame.destination)")
-                    } catch {
-                        printError("device \(frame.destination): \(error)")
-                    }
+                    let answer = STXFrame(
+                        destination: frame.source,
+                        source: relayAddress,
+                        payload: ByteBuffer(string: registeredPayload)
+                    )
+                    try await connection.write(answer, using: STXFrameCodec())
                 } else {
-                    printError("no device \(frame.destination): dropped a frame from \(frame.source)")
+                    await forward(frame, devices: devices)
                 }
             }
         } catch {
@@ -52,6 +47,20 @@ struct Relay: AsyncParsableCommand {
         }
         await devices.remove(connection)
         try? await connection.close()
+    }
+
+    /// Writes `frame` to the device registered under its destination, if there is one.
+    static func forward(_ frame: STXFrame, devices: DeviceTable) async {
+        guard let peer = await devices.connection(for: frame.destination) else {
+            return printError("no device \(frame.destination): dropped a frame from \(frame.source)")
+        }
+        do {
+            try await peer.write(frame, using: STXFrameCodec())
+            printLine("relayed \(frame.payload.readableBytes) bytes from \(frame.source) to \(frame.destination)")
+        } catch {
+            // A device that went away costs its own frames only.
+            printError("device \(frame.destination): \(error)")
+        }
     }
 }
 

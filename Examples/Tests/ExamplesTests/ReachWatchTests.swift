@@ -4,7 +4,9 @@ import Testing
 /// reach-watch: its first status on this machine, and real changes inside a network namespace of its own.
 @Suite(.timeLimit(.minutes(1)))
 struct ReachWatchTests {
-    static let statuses = ["Unknown", "Not Reachable", "Reachable via WWAN", "Reachable via WiFi", "Reachable via Ethernet"]
+    static let statuses = [
+        "Unknown", "Not Reachable", "Reachable via WWAN", "Reachable via WiFi", "Reachable via Ethernet",
+    ]
 
     @Test func itPrintsTheCurrentStatusAndExitsAfterCountLines() async throws {
         let run = try Example("reach-watch", ["--count", "1"])
@@ -48,7 +50,11 @@ struct ReachWatchTests {
     static func inNamespace(of process: Example, _ command: String) async throws {
         let nsenter = try #require(which("nsenter"), "this test needs util-linux's nsenter")
         let arguments = ["--target", "\(process.processIdentifier)", "--user", "--net", "--preserve-credentials"]
-        let run = try Example(executable: nsenter, arguments + ["/bin/sh", "-c", "PATH=\"$PATH:/usr/sbin:/sbin\"; \(command)"], name: "nsenter")
+        let run = try Example(
+            executable: nsenter,
+            arguments + ["/bin/sh", "-c", "PATH=\"$PATH:/usr/sbin:/sbin\"; \(command)"],
+            name: "nsenter"
+        )
         let (status, _, stderr) = try await run.finish()
         try #require(status == 0, "\(command) failed in the namespace: \(stderr)")
     }

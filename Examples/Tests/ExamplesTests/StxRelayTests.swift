@@ -40,7 +40,10 @@ struct StxRelayTests {
         for source in [1, 2, 3] {
             let sender = try Example(
                 "stx-relay",
-                ["device", "--port", "\(port)", "--id", "\(source)", "--to", "7", "--message", "#\(source)", "--count", "0"]
+                [
+                    "device", "--port", "\(port)", "--id", "\(source)", "--to", "7", "--message", "#\(source)",
+                    "--count", "0",
+                ]
             )
             #expect(try await sender.exitStatus() == 0)
             // Written to device 7 before the relay says so: the next frame queues behind it.
@@ -48,7 +51,11 @@ struct StxRelayTests {
         }
         let received = try await receiver.finish()
         #expect(received.status == 0)
-        #expect(received.stdout.dropFirst() == ["frame src=1 dest=7: #1", "frame src=2 dest=7: #2", "frame src=3 dest=7: #3"])
+        #expect(
+            received.stdout.dropFirst() == [
+                "frame src=1 dest=7: #1", "frame src=2 dest=7: #2", "frame src=3 dest=7: #3",
+            ]
+        )
     }
 
     @Test func aFrameForAnUnknownDeviceIsDroppedAndTheRelaySaysSo() async throws {

@@ -132,7 +132,8 @@ final class Example: @unchecked Sendable, CustomStringConvertible {
             folders.append(URL(fileURLWithPath: folder))
         }
         // The runner may sit inside a bundle folder (`….xctest/Contents/MacOS`): look up a few levels.
-        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            .deletingLastPathComponent()
         for _ in 0..<4 {
             folders.append(folder)
             folder.deleteLastPathComponent()
@@ -170,7 +171,9 @@ final class LineReader: @unchecked Sendable {
                     throw Example.Failure(description: "waiting for \(what): the output ended; lines: \(lines)")
                 }
                 if !condition.wait(until: deadline), cursor == lines.count, !isClosed {
-                    throw Example.Failure(description: "waiting for \(what): timed out after \(timeout) s; lines: \(lines)")
+                    throw Example.Failure(
+                        description: "waiting for \(what): timed out after \(timeout) s; lines: \(lines)"
+                    )
                 }
             }
         }
@@ -233,5 +236,8 @@ func temporaryFolder() throws -> URL {
 /// The port of "listening on 127.0.0.1:PORT".
 func listeningPort(_ line: String) throws -> Int {
     let prefix = "listening on 127.0.0.1:"
-    return try #require(line.hasPrefix(prefix) ? Int(line.dropFirst(prefix.count)) : nil, "not a listening line: \(line)")
+    return try #require(
+        line.hasPrefix(prefix) ? Int(line.dropFirst(prefix.count)) : nil,
+        "not a listening line: \(line)"
+    )
 }
