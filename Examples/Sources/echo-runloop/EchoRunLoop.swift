@@ -121,12 +121,12 @@ final class EchoClient: AsyncSocketDelegate {
 
     func onSocket(_ sock: AsyncSocket, willDisconnectWithError err: (any Error)?) {
         // A timeout or a refusal (an NSError in AsyncSocketErrorDomain or NSPOSIXErrorDomain); nil: the server closed.
-        outcome = .failure(err ?? EchoFailure(description: "the server closed before replying"))
+        outcome = .failure(err ?? EchoFailure(errorDescription: "the server closed before replying"))
     }
 }
 
-struct EchoFailure: Error, CustomStringConvertible {
-    var description: String
+struct EchoFailure: LocalizedError {
+    var errorDescription: String?
 }
 
 /// Runs the current thread's run loop until `isDone` answers true, looking every 100 ms.

@@ -102,25 +102,28 @@ final class FrameDevice: GCDAsyncSocketDelegate {
         var decoder = codec
         do {
             guard case .frame(let frame) = try decoder.decode(from: &buffer) else { return sock.disconnect() }
-            handle(frame, on: sock)
+            guard handle(frame, on: sock) else { return }
         } catch {
-            failure = error
+            failure = DeviceFailure(errorDescription: "a bad frame from the relay: \(error)")
             return sock.disconnect()
         }
         sock.readData(toLength: UInt(STXFrameCodec.headerLength), withTimeout: -1, tag: Self.headerTag)
     }
 
-    private func handle(_ frame: STXFrame, on sock: GCDAsyncSocket) {
+    /// Answers the relay's registration or prints a device's frame; false once the device is done.
+    private func handle(_ frame: STXFrame, on sock: GCDAsyncSocket) -> Bool {
         if frame.source == relayAddress, String(buffer: frame.payload) == registeredPayload {
             printLine("registered as \(id)")
-            guard let outgoing else { return }
-            write(outgoing, tag: Self.sendTag)
-            if count == 0 { sock.disconnectAfterWriting() }
-            return
+            if let outgoing { write(outgoing, tag: Self.sendTag) }
+            guard count == 0 else { return true }
+            sock.disconnectAfterWriting()  // once the frame is written, socketDidDisconnect follows with nil
+            return false
         }
         printLine("frame src=\(frame.source) dest=\(frame.destination): \(String(buffer: frame.payload))")
         received += 1
-        if received == count { sock.disconnect() }
+        guard received == count else { return true }
+        sock.disconnect()
+        return false
     }
 
     func socketDidDisconnect(_ sock: GCDAsyncSocket, withError err: (any Error)?) {
@@ -128,4 +131,8 @@ final class FrameDevice: GCDAsyncSocketDelegate {
         if failure == nil { failure = err }
         done.signal()
     }
+}
+
+struct DeviceFailure: LocalizedError {
+    var errorDescription: String?
 }
