@@ -13,9 +13,7 @@ import Darwin
 /// Started with `posix_spawn`, not Foundation's `Process`: on Linux, `Process.run()` now and then crashes (an
 /// over-read in `findMaximumOpenFromProcSelfFD()`, swift-corelibs-foundation PR #5472); this closes every descriptor
 /// above 2 in the child with `posix_spawn_file_actions_addclosefrom_np` instead. Standard input is `/dev/null`.
-// Sendable: `pid` never changes after init; `status` is used only while holding `condition`; the line readers are
-// Sendable themselves.
-final class Example: @unchecked Sendable, CustomStringConvertible {
+final class Example: Sendable, CustomStringConvertible {
     struct Failure: Error, CustomStringConvertible {
         var description: String
     }
@@ -24,8 +22,7 @@ final class Example: @unchecked Sendable, CustomStringConvertible {
     let output: LineReader
     let errors: LineReader
     private let pid: pid_t
-    private let condition = NSCondition()
-    private var status: Int32?
+    private let end = ExitRecord()
 
     /// Starts the example `name` (an executable of this package) with `arguments`.
     convenience init(_ name: String, _ arguments: [String]) throws {
@@ -58,13 +55,12 @@ final class Example: @unchecked Sendable, CustomStringConvertible {
         self.pid = spawned
         self.output = LineReader(stdout.fileHandleForReading)
         self.errors = LineReader(stderr.fileHandleForReading)
-        Thread.detachNewThread { [self] in
+        // The reaper holds the record, not `self`: an example dropped while running is killed by `deinit`.
+        let end = self.end
+        Thread.detachNewThread {
             var raw: Int32 = 0
             while waitpid(spawned, &raw, 0) == -1 && errno == EINTR {}
-            condition.withLock {
-                status = raw
-                condition.broadcast()
-            }
+            end.record(raw)
         }
     }
 
@@ -88,16 +84,12 @@ final class Example: @unchecked Sendable, CustomStringConvertible {
 
     /// Waits for the process to end and returns its exit status; a signal's end or the timeout fails.
     func exitStatus(timeout: TimeInterval = 20) async throws -> Int32 {
-        let raw = try await offPool { [self] in
-            let deadline = Date(timeIntervalSinceNow: timeout)
-            return try condition.withLock {
-                while status == nil {
-                    if !condition.wait(until: deadline) && status == nil {
-                        throw Failure(description: "\(description) did not end within \(timeout) s")
-                    }
-                }
-                return status!
-            }
+        let end = self.end
+        guard let raw = try await offPool({ end.wait(timeout: timeout) }) else {
+            throw Failure(
+                description: "\(description) did not end within \(timeout) s; stdout: \(output.snapshot), "
+                    + "stderr: \(errors.snapshot)"
+            )
         }
         guard raw & 0x7F == 0 else { throw Failure(description: "\(description) ended by signal \(raw & 0x7F)") }
         return (raw >> 8) & 0xFF
@@ -113,9 +105,7 @@ final class Example: @unchecked Sendable, CustomStringConvertible {
 
     /// Sends SIGKILL unless the process already ended.
     func stop() {
-        condition.withLock {
-            if status == nil { _ = kill(pid, SIGKILL) }
-        }
+        end.unlessEnded { _ = kill(pid, SIGKILL) }
     }
 
     // glibc ≥ 2.34; the Glibc module does not declare it.
@@ -143,6 +133,36 @@ final class Example: @unchecked Sendable, CustomStringConvertible {
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         }
         throw Failure(description: "\(name) is not built: run `swift build` in Examples/ before `swift test`")
+    }
+}
+
+/// A child's raw wait status, recorded by the thread that waits for it.
+// Sendable: `status` is used only while holding `condition`.
+final class ExitRecord: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var status: Int32?
+
+    func record(_ raw: Int32) {
+        condition.withLock {
+            status = raw
+            condition.broadcast()
+        }
+    }
+
+    /// Blocks until the status is recorded and returns it; nil after `timeout` seconds.
+    func wait(timeout: TimeInterval) -> Int32? {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        return condition.withLock {
+            while status == nil && condition.wait(until: deadline) {}
+            return status
+        }
+    }
+
+    /// Runs `body`, holding the lock, unless the status is recorded.
+    func unlessEnded(_ body: () -> Void) {
+        condition.withLock {
+            if status == nil { body() }
+        }
     }
 }
 
@@ -177,6 +197,11 @@ final class LineReader: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// The lines read so far.
+    var snapshot: [String] {
+        condition.withLock { lines }
     }
 
     /// Blocks until the pipe's end, and returns every line.
