@@ -27,13 +27,13 @@ struct Notes: AsyncParsableCommand {
         case list
     }
 
-    @Option(help: "The store: plist, archive, sqlite or memory.")
+    @Option(help: "Where the notes live.")
     var store: Store
 
     @Option(help: "The folder of a file store (created if needed).")
     var dir: String?
 
-    @Argument(help: "add TEXT | list, repeated as wanted.")
+    @Argument(help: ArgumentHelp("add TEXT or list, as many as wanted, run in order.", valueName: "command"))
     var words: [String]
 
     func validate() throws {
