@@ -54,28 +54,45 @@ struct ServeCommand: AsyncParsableCommand {
         Terminal.line("listening on \(host):\(listener.localPort)\(security.tls ? " (TLS)" : "")")
         let discard = self.discard
         let framing = self.framing
-        try await withThrowingDiscardingTaskGroup { group in
-            for try await connection in listener.connections {
-                group.addTask {
-                    do {
-                        switch framing.frame {
-                        case nil:
-                            while let chunk = try await connection.readAvailable() {
-                                if !discard { try await connection.write(chunk) }
-                            }
-                        case .stx:
-                            try await Self.echoFrames(connection, codec: framing.stxCodec, discard: discard)
-                        case .length:
-                            try await Self.echoFrames(connection, codec: framing.lengthCodec, discard: discard)
-                        case .line:
-                            try await Self.echoFrames(connection, codec: framing.lineCodec, discard: discard)
-                        }
-                    } catch {
-                        // One client's failure never stops the server.
-                        Terminal.error("client: \(error)")
+        try await Self.serveEach(of: listener) { connection in
+            do {
+                switch framing.frame {
+                case nil:
+                    while let chunk = try await connection.readAvailable() {
+                        if !discard { try await connection.write(chunk) }
                     }
-                    try? await connection.close()
+                case .stx:
+                    try await Self.echoFrames(connection, codec: framing.stxCodec, discard: discard)
+                case .length:
+                    try await Self.echoFrames(connection, codec: framing.lengthCodec, discard: discard)
+                case .line:
+                    try await Self.echoFrames(connection, codec: framing.lineCodec, discard: discard)
                 }
+            } catch {
+                // One client's failure never stops the server.
+                Terminal.error("client: \(error)")
+            }
+            try? await connection.close()
+        }
+    }
+
+    /// Runs `serve` for each accepted connection, concurrently, until the listener ends: in a discarding task group
+    /// where the OS has one (Linux; macOS 14, iOS 17), so that finished clients leave nothing behind; on older Apple
+    /// systems, in a task per client.
+    private static func serveEach(
+        of listener: TCPListener,
+        _ serve: @escaping @Sendable (TCPConnection) async -> Void
+    ) async throws {
+        if #available(macOS 14, iOS 17, tvOS 17, *) {
+            try await withThrowingDiscardingTaskGroup { group in
+                for try await connection in listener.connections {
+                    group.addTask { await serve(connection) }
+                }
+            }
+        } else {
+            // A plain task group keeps every finished child until it is awaited: a task per client instead.
+            for try await connection in listener.connections {
+                Task { await serve(connection) }
             }
         }
     }
