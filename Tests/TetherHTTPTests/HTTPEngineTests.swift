@@ -8,9 +8,13 @@ import Testing
 struct HTTPEngineTests {
     @Test func anEngineIsSharedPerSettingsAndTracesNothingWithoutABootstrappedTracer() throws {
         let group = MultiThreadedEventLoopGroup.singleton
-        let plain = try #require(HTTPEngine.client(eventLoopGroup: group, tlsConfiguration: nil, decompresses: true))
-        #expect(HTTPEngine.client(eventLoopGroup: group, tlsConfiguration: nil, decompresses: true) === plain)
-        #expect(HTTPEngine.client(eventLoopGroup: group, tlsConfiguration: nil, decompresses: false) !== plain)
+        let limit = URLConnection.Configuration.default.decompressionLimit
+        let plain = try #require(
+            HTTPEngine.client(eventLoopGroup: group, tlsConfiguration: nil, decompressionLimit: limit)
+        )
+        #expect(HTTPEngine.client(eventLoopGroup: group, tlsConfiguration: nil, decompressionLimit: limit) === plain)
+        #expect(HTTPEngine.client(eventLoopGroup: group, tlsConfiguration: nil, decompressionLimit: nil) !== plain)
+        #expect(HTTPEngine.client(eventLoopGroup: group, tlsConfiguration: nil, decompressionLimit: 1_000) !== plain)
         // The process bootstraps no tracer: the engine skips AsyncHTTPClient's span calls.
         #expect(plain.tracer == nil)
     }

@@ -35,9 +35,32 @@ struct URLConnectionBodyTests {
         #expect(headers["X-Raw-SHA256"] == Digests.hex(Digests.sha256(Array(delegate.body))))
     }
 
-    @Test func aDecompressionBombFailsWithCannotDecodeContentData() async throws {
-        await expectURLError(.cannotDecodeContentData) {
-            _ = try await URLConnection.data(for: request(self.server.url("/gzipbomb")), configuration: .uncached)
+    @Test func textThatCompressesOver25TimesDecodes() async throws {
+        let (data, response) = try await URLConnection.data(
+            for: request(self.server.url("/gziptext")),
+            configuration: .uncached
+        )
+        let headers = (response as? HTTPURLResponse)?.allHeaderFields as? [String: String] ?? [:]
+        #expect(data.count == 3072)
+        #expect(headers["X-Raw-SHA256"] == Digests.hex(Digests.sha256(Array(data))))
+        let compressed = try #require(headers["X-Compressed-Length"].flatMap(Int.init))
+        #expect(data.count > 25 * compressed)
+    }
+
+    @Test func aBodyDecodingBeyondTheDecodedSizeLimitFailsWithCannotDecodeContentData() async throws {
+        // 1,000,000 bytes decoded from about 1 KiB, against a limit of 100,000, on the streaming (delegate) face.
+        var configuration = URLConnection.Configuration.uncached
+        configuration.maximumDecodedBodySize = 100_000
+        let delegate = RecordingDelegate()
+        try await load(request(self.server.url("/gzipbomb")), delegate: delegate, configuration: configuration)
+        #expect(delegate.events.last == .failed(.cannotDecodeContentData))
+        #expect(delegate.body.count <= 100_000)
+    }
+
+    @Test func aCollectedBodyDecodingBeyondItsMaximumFailsWithDataLengthExceedsMaximum() async throws {
+        let configuration = URLConnection.Configuration(responseCache: nil, maximumResponseBodySize: 100_000)
+        await expectURLError(.dataLengthExceedsMaximum) {
+            _ = try await URLConnection.data(for: request(self.server.url("/gzipbomb")), configuration: configuration)
         }
     }
 

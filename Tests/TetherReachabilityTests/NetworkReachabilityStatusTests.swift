@@ -43,4 +43,9 @@ struct NetworkPathTests {
         #expect(path.interfaceName == nil && path.interfaceType == nil)
         #expect(!path.isExpensive && !path.supportsIPv4 && !path.supportsIPv6)
     }
+
+    @Test func exactlyTheThreeReachableStatusesAreReachable() {
+        let reachable = NetworkReachabilityStatus.allCases.filter(\.isReachable)
+        #expect(reachable == [.reachableViaWWAN, .reachableViaWiFi, .reachableViaEthernet])
+    }
 }

@@ -7,7 +7,7 @@ extension URLConnection {
     /// The engine settings of a connection: event loop group, response cache, redirect limit, TLS,
     /// decompression, the in-memory body limit and logging.
     ///
-    /// Connections with equal group, TLS configuration and decompression share one AsyncHTTPClient engine.
+    /// Connections with equal group, TLS configuration and decompression settings share one AsyncHTTPClient engine.
     public struct Configuration: Sendable {
         /// The event loop group that runs the I/O. Default `MultiThreadedEventLoopGroup.singleton`.
         public var eventLoopGroup: any EventLoopGroup
@@ -19,6 +19,10 @@ extension URLConnection {
         public var tlsConfiguration: TLSConfiguration?
         /// Whether gzip and deflate bodies are decoded. Default true.
         public var decompressesResponses: Bool
+        /// The most bytes a gzip or deflate body may decode to, on every API (the guard against decompression
+        /// bombs); a body that decodes to more fails with `URLError(.cannotDecodeContentData)`. Default 1 GiB. The
+        /// collecting APIs stop earlier, at ``maximumResponseBodySize`` (`.dataLengthExceedsMaximum`).
+        public var maximumDecodedBodySize: Int
         /// The largest body that `data(for:)`, `sendSynchronousRequest`, `sendAsynchronousRequest` and
         /// ``URLConnectionOperation`` collect in memory. Default 64 MiB.
         public var maximumResponseBodySize: Int
@@ -34,6 +38,7 @@ extension URLConnection {
         ///   - tlsConfiguration: TLS settings for https, nil for system defaults.
         ///   - decompressesResponses: Whether gzip and deflate bodies are decoded.
         ///   - maximumResponseBodySize: The in-memory body limit of the collecting APIs.
+        ///   - maximumDecodedBodySize: The most bytes a compressed body may decode to.
         ///   - logger: A logger for debug output.
         public init(
             eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
@@ -42,18 +47,24 @@ extension URLConnection {
             tlsConfiguration: TLSConfiguration? = nil,
             decompressesResponses: Bool = true,
             maximumResponseBodySize: Int = 64 << 20,
+            maximumDecodedBodySize: Int = 1 << 30,
             logger: Logger? = nil
         ) {
             precondition(maximumRedirects >= 0, "maximumRedirects must not be negative")
             precondition(maximumResponseBodySize >= 0, "maximumResponseBodySize must not be negative")
+            precondition(maximumDecodedBodySize >= 0, "maximumDecodedBodySize must not be negative")
             self.eventLoopGroup = eventLoopGroup
             self.responseCache = responseCache
             self.maximumRedirects = maximumRedirects
             self.tlsConfiguration = tlsConfiguration
             self.decompressesResponses = decompressesResponses
             self.maximumResponseBodySize = maximumResponseBodySize
+            self.maximumDecodedBodySize = maximumDecodedBodySize
             self.logger = logger
         }
+
+        /// The engine's decoded-size limit; nil when bodies are not decoded.
+        var decompressionLimit: Int? { decompressesResponses ? maximumDecodedBodySize : nil }
 
         /// The default configuration.
         public static let `default` = Configuration()

@@ -6,13 +6,14 @@ import NIOSSL
 import TetherConcurrency
 import Tracing
 
-/// The process-wide `HTTPClient`s, one per (event loop group, TLS configuration, decompression), created lazily
+/// The process-wide `HTTPClient`s, one per (event loop group, TLS configuration, decoded-size limit), created lazily
 /// and never shut down. Redirects are disabled in the engine: Tether follows them itself.
 enum HTTPEngine {
     private struct Key: Hashable {
         var group: ObjectIdentifier
         var tls: TLSKey?
-        var decompresses: Bool
+        /// The decoded-size limit of gzip/deflate bodies; nil = bodies are not decoded.
+        var decompressionLimit: Int?
         /// Nanoseconds; set for engines whose own timeouts stand in for a load's idle watchdog.
         var idleTimeout: Int64?
     }
@@ -36,17 +37,17 @@ enum HTTPEngine {
 
     private struct PlainKey: Hashable {
         var group: ObjectIdentifier
-        var decompresses: Bool
+        var decompressionLimit: Int?
         var idleTimeout: Int64?
 
-        init(group: ObjectIdentifier, decompresses: Bool, idleTimeout: Int64?) {
+        init(group: ObjectIdentifier, decompressionLimit: Int?, idleTimeout: Int64?) {
             self.group = group
-            self.decompresses = decompresses
+            self.decompressionLimit = decompressionLimit
             self.idleTimeout = idleTimeout
         }
 
         init(_ key: Key) {
-            self.init(group: key.group, decompresses: key.decompresses, idleTimeout: key.idleTimeout)
+            self.init(group: key.group, decompressionLimit: key.decompressionLimit, idleTimeout: key.idleTimeout)
         }
     }
 
@@ -56,13 +57,13 @@ enum HTTPEngine {
     static func client(
         eventLoopGroup: any EventLoopGroup,
         tlsConfiguration: TLSConfiguration?,
-        decompresses: Bool,
+        decompressionLimit: Int?,
         idleTimeout: TimeAmount? = nil
     ) -> HTTPClient? {
         if case .none = tlsConfiguration {
             let plain = PlainKey(
                 group: ObjectIdentifier(eventLoopGroup as AnyObject),
-                decompresses: decompresses,
+                decompressionLimit: decompressionLimit,
                 idleTimeout: idleTimeout?.nanoseconds
             )
             if let client = self.plainClients.withLock({ $0[plain] }) { return client }
@@ -70,7 +71,7 @@ enum HTTPEngine {
         let key = Key(
             group: ObjectIdentifier(eventLoopGroup as AnyObject),
             tls: tlsConfiguration.map(TLSKey.init),
-            decompresses: decompresses,
+            decompressionLimit: decompressionLimit,
             idleTimeout: idleTimeout?.nanoseconds
         )
         let found: HTTPClient? = self.clients.withLock { clients in
@@ -83,7 +84,8 @@ enum HTTPEngine {
                 tlsConfiguration: tlsConfiguration,
                 redirectConfiguration: .disallow,
                 timeout: .init(connect: connectTimeout, read: idleTimeout),
-                decompression: decompresses ? .enabled(limit: .ratio(25)) : .disabled
+                // The bomb guard is the decoded size, not a ratio: ordinary text compresses well over 25×.
+                decompression: decompressionLimit.map { .enabled(limit: .size($0)) } ?? .disabled
             )
             // A refused connection must fail now, not after retries until the connect timeout.
             configuration.connectionPool.retryConnectionEstablishment = false

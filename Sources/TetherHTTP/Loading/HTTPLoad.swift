@@ -94,7 +94,7 @@ final class HTTPLoad: Sendable {
             let client = HTTPEngine.client(
                 eventLoopGroup: self.configuration.eventLoopGroup,
                 tlsConfiguration: self.configuration.tlsConfiguration,
-                decompresses: self.configuration.decompressesResponses,
+                decompressionLimit: self.configuration.decompressionLimit,
                 idleTimeout: .nanoseconds(Int64(min(interval, 365 * 86_400) * 1e9))
             )
         else { return false }
@@ -287,7 +287,7 @@ final class HTTPLoad: Sendable {
                 ?? HTTPEngine.client(
                     eventLoopGroup: self.configuration.eventLoopGroup,
                     tlsConfiguration: self.configuration.tlsConfiguration,
-                    decompresses: self.configuration.decompressesResponses
+                    decompressionLimit: self.configuration.decompressionLimit
                 )
         else { throw URLError.tether(.unknown, url: request.url) }
         var current = request

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOHTTP1
 import NIOPosix
 import NIOSSL
 
@@ -107,9 +108,12 @@ enum URLErrorMapping {
             return .secureConnectionFailed
         }
         if error is NIOSSLExtraError { return .secureConnectionFailed }
+        // The connection ended inside a body whose length was known: lost, not malformed (NSURLConnection's code).
+        if let parserError = error as? HTTPParserError {
+            return parserError == .invalidEOFState ? .networkConnectionLost : .badServerResponse
+        }
         let typeName = String(reflecting: type(of: error))
         if typeName.contains("Decompression") { return .cannotDecodeContentData }
-        if typeName.contains("HTTPParserError") { return .badServerResponse }
         if typeName.contains("DNS") || typeName.contains("Resolver") { return .cannotFindHost }
         return .cannotConnectToHost
     }

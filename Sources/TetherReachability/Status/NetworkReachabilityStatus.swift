@@ -31,7 +31,7 @@ public enum NetworkReachabilityStatus: Int, Sendable, Hashable, CaseIterable, Cu
     public var description: String { localizedDescription }
 
     /// Whether the status is one of the three reachable statuses.
-    var isReachable: Bool {
+    public var isReachable: Bool {
         switch self {
         case .reachableViaWWAN, .reachableViaWiFi, .reachableViaEthernet: true
         case .unknown, .notReachable: false

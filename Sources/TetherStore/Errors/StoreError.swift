@@ -90,3 +90,11 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         return text
     }
 }
+
+extension StoreError: LocalizedError {
+    /// The message and the file, for `localizedDescription` (what an app shows); ``description`` has the code too.
+    public var errorDescription: String? {
+        if let url { return "\(message) (\(url.path))" }
+        return message
+    }
+}

@@ -104,9 +104,13 @@ let pythonServerScript = #"""
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                     self.wfile.flush()
                 self.wfile.write(b"0\r\n\r\n")
-            elif route in ("gzip", "deflate", "badgzip", "gzipbomb"):
+            elif route in ("gzip", "deflate", "badgzip", "gzipbomb", "gziptext"):
                 raw = "".join(hashlib.sha256(str(i).encode()).hexdigest() for i in range(2000)).encode()
-                if route == "gzipbomb":
+                if route == "gziptext":
+                    # Ordinary repetitive text: 3 KiB of it compresses more than 25 times.
+                    raw = (b"compressed hello " * 200)[:3072]
+                    data, enc = gzip.compress(raw), "gzip"
+                elif route == "gzipbomb":
                     data, enc = gzip.compress(b"z" * 1000000), "gzip"
                 elif route == "gzip":
                     data, enc = gzip.compress(raw), "gzip"
@@ -115,6 +119,7 @@ let pythonServerScript = #"""
                 else:
                     data, enc = b"this is not gzip at all" * 10, "gzip"
                 self.send(200, data, [("Content-Encoding", enc), ("X-Raw-Length", str(len(raw))),
+                                      ("X-Compressed-Length", str(len(data))),
                                       ("X-Raw-SHA256", hashlib.sha256(raw).hexdigest())])
             elif route == "slow":
                 n, delay = int(q.get("n", "5")), float(q.get("delay", "0.2"))
@@ -145,6 +150,15 @@ let pythonServerScript = #"""
                     piece = block[: min(len(block), size - sent)]
                     self.wfile.write(piece)
                     sent += len(piece)
+            elif route == "short":
+                # A body cut off by a clean close (FIN) before its Content-Length is reached.
+                self.send_response(200)
+                self.send_header("Content-Length", "100")
+                self.end_headers()
+                self.wfile.write(b"only ten b")
+                self.wfile.flush()
+                self.connection.shutdown(socket.SHUT_WR)
+                self.close_connection = True
             elif route == "reset":
                 self.send_response(200)
                 self.send_header("Content-Length", "100000")
