@@ -14,6 +14,8 @@ struct CacheEntry: Codable, Sendable {
     var responseDate: Date
     var varyValues: [String: String]
     var storagePolicy: Int
+    /// The protocol version the response arrived with; nil in entries stored before it was kept (HTTP/1.1).
+    var httpVersion: String? = nil
 
     var cost: Int {
         self.body.count + self.headers.reduce(256) { $0 + $1.key.utf8.count + $1.value.utf8.count }
@@ -24,10 +26,10 @@ struct CacheEntry: Codable, Sendable {
     }
 
     func makeResponse() -> HTTPURLResponse {
-        HTTPURLResponse(
+        VersionedHTTPURLResponse(
             url: self.url,
             statusCode: self.statusCode,
-            httpVersion: "HTTP/1.1",
+            version: self.httpVersion ?? "HTTP/1.1",
             headerFields: self.headers
         )!
     }

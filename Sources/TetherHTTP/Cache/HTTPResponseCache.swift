@@ -95,7 +95,8 @@ public final class HTTPResponseCache: Sendable {
             requestDate: now,
             responseDate: now,
             varyValues: CacheRules.varyValues(for: request, headers: headers),
-            storagePolicy: Int(cachedResponse.storagePolicy.rawValue)
+            storagePolicy: Int(cachedResponse.storagePolicy.rawValue),
+            httpVersion: response.httpVersion
         )
         self.store(entry, allowsDisk: cachedResponse.storagePolicy == .allowed)
     }

@@ -389,7 +389,8 @@ final class HTTPLoad: Sendable {
                     url: url,
                     status: status,
                     headers: headerFields,
-                    decompressed: false
+                    decompressed: false,
+                    version: response.version
                 )
                 let proposed = RedirectRules.request(following: current, to: target, status: status)
                 let decided = await context.paused {
@@ -424,7 +425,8 @@ final class HTTPLoad: Sendable {
                         url: url,
                         status: status,
                         headers: headerFields,
-                        decompressed: false
+                        decompressed: false,
+                        version: response.version
                     )
                     let retry = try await self.answer(
                         challenge,
@@ -498,7 +500,8 @@ final class HTTPLoad: Sendable {
             url: url,
             status: status,
             headers: headerFields,
-            decompressed: decompressed
+            decompressed: decompressed,
+            version: response.version
         )
         context.didDeliverResponse = true
         try await context.pausedThrowing { try await self.observer.loadDidReceive(httpResponse) }
@@ -544,7 +547,13 @@ final class HTTPLoad: Sendable {
                 }
             }
             let proposed = CachedURLResponse(
-                response: Self.makeResponse(url: url, status: status, headers: storedHeaders, decompressed: false),
+                response: Self.makeResponse(
+                    url: url,
+                    status: status,
+                    headers: storedHeaders,
+                    decompressed: false,
+                    version: response.version
+                ),
                 data: body,
                 userInfo: nil,
                 storagePolicy: .allowed
@@ -566,7 +575,8 @@ final class HTTPLoad: Sendable {
                         requestDate: requestDate,
                         responseDate: Date(),
                         varyValues: CacheRules.varyValues(for: request, headers: finalHeaders),
-                        storagePolicy: Int(decided.storagePolicy.rawValue)
+                        storagePolicy: Int(decided.storagePolicy.rawValue),
+                        httpVersion: decidedResponse.httpVersion
                     ),
                     allowsDisk: decided.storagePolicy == .allowed
                 )
@@ -613,7 +623,13 @@ final class HTTPLoad: Sendable {
         return result
     }
 
-    static func makeResponse(url: URL, status: Int, headers: [String: String], decompressed: Bool) -> HTTPURLResponse {
+    static func makeResponse(
+        url: URL,
+        status: Int,
+        headers: [String: String],
+        decompressed: Bool,
+        version: HTTPVersion
+    ) -> HTTPURLResponse {
         var headers = headers
         if decompressed,
             let key = headers.keys.first(where: { HeaderLookup.namesMatch($0, "Content-Length") })
@@ -621,6 +637,7 @@ final class HTTPLoad: Sendable {
             // The delivered body is the decoded one: its length is unknown (expectedContentLength −1).
             headers.removeValue(forKey: key)
         }
-        return HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)!
+        let text = VersionedHTTPURLResponse.versionString(major: version.major, minor: version.minor)
+        return VersionedHTTPURLResponse(url: url, statusCode: status, version: text, headerFields: headers)!
     }
 }

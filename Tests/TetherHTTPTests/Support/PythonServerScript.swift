@@ -150,6 +150,11 @@ let pythonServerScript = #"""
                     piece = block[: min(len(block), size - sent)]
                     self.wfile.write(piece)
                     sent += len(piece)
+            elif route == "http10":
+                # An HTTP/1.0 server's answer, written by hand (this server speaks HTTP/1.1).
+                self.wfile.write(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\nCache-Control: max-age=60\r\n\r\nok")
+                self.wfile.flush()
+                self.close_connection = True
             elif route == "short":
                 # A body cut off by a clean close (FIN) before its Content-Length is reached.
                 self.send_response(200)

@@ -1,0 +1,34 @@
+public import Foundation
+
+#if canImport(FoundationNetworking)
+public import FoundationNetworking
+#endif
+
+/// An `HTTPURLResponse` that remembers its protocol version: Foundation's own drops the `httpVersion` given to its
+/// initialiser on Linux and has no public accessor for it on Apple platforms. Every response `URLConnection` makes is
+/// one; read the version through ``Foundation/HTTPURLResponse/httpVersion``.
+final class VersionedHTTPURLResponse: HTTPURLResponse, @unchecked Sendable {
+    // Sendable: immutable after init, like its superclass.
+    let version: String
+
+    init?(url: URL, statusCode: Int, version: String, headerFields: [String: String]?) {
+        self.version = version
+        super.init(url: url, statusCode: statusCode, httpVersion: version, headerFields: headerFields)
+    }
+
+    required init?(coder: NSCoder) {
+        self.version = "HTTP/1.1"
+        super.init(coder: coder)
+    }
+
+    /// `HTTP/<major>.<minor>` as HTTP/1 writes it, and `HTTP/2`, `HTTP/3` for the later versions.
+    static func versionString(major: Int, minor: Int) -> String {
+        major >= 2 && minor == 0 ? "HTTP/\(major)" : "HTTP/\(major).\(minor)"
+    }
+}
+
+extension HTTPURLResponse {
+    /// The protocol version the response arrived with (`"HTTP/1.1"`, `"HTTP/1.0"`, `"HTTP/2"`), for responses that
+    /// `URLConnection` delivers, live or from its cache; nil for responses made elsewhere.
+    public var httpVersion: String? { (self as? VersionedHTTPURLResponse)?.version }
+}
