@@ -56,7 +56,7 @@ extension URLError {
     }
 }
 
-/// Translates engine errors (AsyncHTTPClient, NIO, NIOSSL, POSIX) into the `URLError` codes of API.md §3.5.
+/// Translates engine errors (AsyncHTTPClient, NIO, NIOSSL, POSIX) into NSURLConnection's `URLError` codes.
 enum URLErrorMapping {
     static func map(_ error: any Error, url: URL?) -> URLError {
         if let urlError = error as? URLError { return urlError }
