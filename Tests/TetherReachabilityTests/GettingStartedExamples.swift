@@ -227,9 +227,11 @@ struct ReachabilityGettingStartedExamples {
         monitor.report(ScriptedPaths.wifi)
         monitor.report(ScriptedPaths.wifi)  // the same path again: not delivered
         monitor.report(ScriptedPaths.cellular)
+        queue.sync {}  // every delivery enqueued so far has run
+        #expect(statuses.all == [.notReachable, .reachableViaWiFi, .reachableViaWWAN])
         manager.stopMonitoring()
         monitor.report(ScriptedPaths.offline)  // after stop: the monitor dropped its handler
-        queue.sync {}  // every delivery enqueued so far has run
+        queue.sync {}
         #expect(statuses.all == [.notReachable, .reachableViaWiFi, .reachableViaWWAN])
         #expect(manager.networkReachabilityStatus == .reachableViaWWAN)  // kept after stopMonitoring
         #expect(manager.path.isExpensive)
