@@ -148,9 +148,10 @@ let package = Package(
         .testTarget(
             name: "TetherCoreTests",
             dependencies: [
-                "TetherConcurrency", "TetherCore",
+                "TetherConcurrency", "TetherCore", "TetherTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

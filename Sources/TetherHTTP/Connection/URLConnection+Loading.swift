@@ -15,7 +15,7 @@ extension URLConnection {
     ///   - request: The request.
     ///   - response: Receives the response (also for 4xx/5xx), or nil when there is none.
     /// - Returns: The body.
-    /// - Throws: `URLError` with the failing URL, with the code NSURLConnection reports for the same failure.
+    /// - Throws: `URLError` with the failing URL attached.
     /// - Precondition: Not called on an event-loop thread.
     @available(*, noasync, message: "Use URLConnection.data(for:) from async code")
     public static func sendSynchronousRequest(
@@ -68,7 +68,7 @@ extension URLConnection {
     ///   - request: The request.
     ///   - configuration: The engine settings; bodies over `maximumResponseBodySize` fail.
     /// - Returns: The body and the response.
-    /// - Throws: `URLError`, coded as NSURLConnection codes it; task cancellation throws `URLError(.cancelled)`.
+    /// - Throws: `URLError` with the failing URL attached; task cancellation throws `URLError(.cancelled)`.
     public static func data(
         for request: URLRequest,
         configuration: Configuration = .default

@@ -57,7 +57,7 @@ extension URLError {
     }
 }
 
-/// Translates engine errors (AsyncHTTPClient, NIO, NIOSSL, POSIX) into the `URLError` codes NSURLConnection reports for the same failures.
+/// Translates engine errors (AsyncHTTPClient, NIO, NIOSSL, POSIX) into NSURLConnection's `URLError` codes.
 enum URLErrorMapping {
     static func map(_ error: any Error, url: URL?) -> URLError {
         if let urlError = error as? URLError { return urlError }
