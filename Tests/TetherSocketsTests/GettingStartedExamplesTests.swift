@@ -3,6 +3,7 @@ import NIOCore
 import Testing
 import TetherCore
 import TetherSockets
+import TetherTestSupport
 
 // The snippets of the article "Getting started" (TetherSockets.docc/GettingStarted.md), line for line
 // (`articleSnippetsAreCompiledHere` checks it). Each test shadows `print` to record what the snippet printed.
@@ -11,15 +12,13 @@ import TetherSockets
 struct GettingStartedExamplesTests {
     @Test("every Swift block of the article is code of this file, line for line")
     func articleSnippetsAreCompiledHere() throws {
-        let snippets = try afterSnippets(ofArticle: "GettingStarted.md", everyBlock: true)
-        let source = try sourceLines(ofTestFile: "GettingStartedExamplesTests.swift")
-        #expect(snippets.count == 5)
-        for snippet in snippets {
-            #expect(
-                containsConsecutively(source, snippet: snippet),
-                "not in GettingStartedExamplesTests.swift:\n\(snippet.joined(separator: "\n"))"
-            )
-        }
+        let article = "Sources/TetherSockets/TetherSockets.docc/GettingStarted.md"
+        #expect(try ArticleSnippets.checkedBlocks(ofArticle: article).count == 5)
+        let missing = try ArticleSnippets.blocksMissing(
+            fromArticle: article,
+            inFiles: ["Tests/TetherSocketsTests/GettingStartedExamplesTests.swift"]
+        )
+        #expect(missing.isEmpty, "not in this file:\n\(missing.joined(separator: "\n---\n"))")
     }
 
     @Test("a server and a client: the line comes back, then frames go both ways")

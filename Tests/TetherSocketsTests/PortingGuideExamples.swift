@@ -6,6 +6,7 @@ import NIOSSL
 import Testing
 import TetherCore
 import TetherSockets
+import TetherTestSupport
 
 // The "after" examples of the article "From GCDAsyncSocket" (TetherSockets.docc/PortingFromGCDAsyncSocket.md).
 // Each block of the article marked **After** appears here line for line (`articleSnippetsAreCompiledHere` checks
@@ -342,68 +343,19 @@ final class Handoff<Value: Sendable>: Sendable {
 
 struct HandoffTimedOut: Error {}
 
-/// The Swift blocks of an article of `TetherSockets.docc` marked **After** (or every Swift block, with
-/// `everyBlock`), each as its non-empty lines, trimmed.
-func afterSnippets(ofArticle article: String, everyBlock: Bool = false) throws -> [[String]] {
-    let url = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Sources/TetherSockets/TetherSockets.docc/\(article)")
-    let lines = try String(contentsOf: url, encoding: .utf8).components(separatedBy: "\n")
-    var snippets: [[String]] = []
-    var index = 0
-    while index < lines.count {
-        let isAfterBlock =
-            lines[index].hasPrefix("```swift")
-            && (everyBlock || paragraph(before: index, in: lines).hasPrefix("**After**"))
-        index += 1
-        guard isAfterBlock else { continue }
-        var snippet: [String] = []
-        while index < lines.count, !lines[index].hasPrefix("```") {
-            let line = lines[index].trimmingCharacters(in: .whitespaces)
-            if !line.isEmpty { snippet.append(line) }
-            index += 1
-        }
-        snippets.append(snippet)
-    }
-    return snippets
-}
-
-/// The first line of the paragraph that ends just before line `index` (blank lines in between skipped).
-private func paragraph(before index: Int, in lines: [String]) -> String {
-    var start = index - 1
-    while start >= 0, lines[start].trimmingCharacters(in: .whitespaces).isEmpty { start -= 1 }
-    while start > 0, !lines[start - 1].trimmingCharacters(in: .whitespaces).isEmpty { start -= 1 }
-    return start >= 0 ? lines[start] : ""
-}
-
-/// The lines of the Swift file `name` in this folder, without indentation (blank lines dropped).
-func sourceLines(ofTestFile name: String) throws -> [String] {
-    let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(name)
-    return try String(contentsOf: url, encoding: .utf8).components(separatedBy: "\n")
-        .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-}
-
-/// Whether `snippet` occurs in `lines` as consecutive lines.
-func containsConsecutively(_ lines: [String], snippet: [String]) -> Bool {
-    guard !snippet.isEmpty, snippet.count <= lines.count else { return snippet.isEmpty }
-    return (0...(lines.count - snippet.count)).contains { Array(lines[$0..<($0 + snippet.count)]) == snippet }
-}
-
 // MARK: - Tests
 
 @Suite("The article \"From GCDAsyncSocket\": its after examples compile and run", .timeLimit(.minutes(2)))
 struct PortingGuideExamples {
     @Test("every after block of the article is code of this file, line for line")
     func articleSnippetsAreCompiledHere() throws {
-        let snippets = try afterSnippets(ofArticle: "PortingFromGCDAsyncSocket.md")
-        let source = try sourceLines(ofTestFile: "PortingGuideExamples.swift")
-        #expect(snippets.count == 12)
-        for snippet in snippets {
-            #expect(
-                containsConsecutively(source, snippet: snippet),
-                "not in PortingGuideExamples.swift:\n\(snippet.joined(separator: "\n"))"
-            )
-        }
+        let article = "Sources/TetherSockets/TetherSockets.docc/PortingFromGCDAsyncSocket.md"
+        #expect(try ArticleSnippets.checkedBlocks(ofArticle: article).count >= 12)
+        let missing = try ArticleSnippets.blocksMissing(
+            fromArticle: article,
+            inFiles: ["Tests/TetherSocketsTests/PortingGuideExamples.swift"]
+        )
+        #expect(missing.isEmpty, "not in PortingGuideExamples.swift:\n\(missing.joined(separator: "\n---\n"))")
     }
 
     @Test("the ported line client talks to the echo service, which keeps accepted sockets open")
