@@ -78,6 +78,23 @@ struct SQLiteStoreTests {
         await expectStoreError(.corruptData) { try await store.fetchAll() }
     }
 
+    @Test func theSeedAppsOwnNoteTableIsAnIncompatibleModelAtOpenAndIsKept() async throws {
+        try await withTemporaryDirectory { directory in
+            // The seed's NoteDAO wrote `NotesList.sqlite3` with `Note(cdate TEXT PRIMARY KEY, content TEXT)`.
+            let url = directory.appendingPathComponent(NoteDAO.fileName(for: .sqlite))
+            let seed = try DatabaseQueue(path: url.path)
+            try await seed.write { db in
+                try db.execute(sql: "CREATE TABLE Note (cdate TEXT PRIMARY KEY, content TEXT)")
+                try db.execute(sql: "INSERT INTO Note VALUES ('2010-08-01 12:00:00', 'from the seed')")
+            }
+            try seed.close()
+            let error = await expectStoreError(.incompatibleModel) { try NoteDAO.open(.sqlite, directory: directory) }
+            #expect(error?.message.contains("cdate, content") == true)
+            let kept = try DatabaseQueue(path: url.path)
+            #expect(try await kept.read { db in try String.fetchOne(db, sql: "SELECT content FROM Note") } == "from the seed")
+        }
+    }
+
     @Test func emptyTableNamesAreAnInvalidArgument() async throws {
         await expectStoreError(.invalidArgument) { try SQLiteStore<Note>(database: try DatabaseQueue(), tableName: "") }
     }

@@ -8,7 +8,7 @@ import TetherConcurrency
 /// let container = PersistentContainer(name: "Notes", model: model, storeType: .sqlite(url))
 /// try container.loadPersistentStores()
 /// let context = container.viewContext
-/// context.insert(entityName: "Note", values: ["content": .string("Hello")])
+/// try context.insert(entityName: "Note", values: ["content": .string("Hello")])
 /// try context.save()
 /// ```
 public final class PersistentContainer: Sendable {

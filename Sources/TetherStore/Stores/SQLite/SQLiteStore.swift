@@ -17,7 +17,8 @@ where Record.ID: Codable & Sendable {
     ///   - url: The database file.
     ///   - tableName: The table; default is the record type's name.
     /// - Throws: ``StoreError/Code/corruptData`` when the file is not a database, ``StoreError/Code/locked``
-    ///   when another connection keeps it locked, ``StoreError/Code/io`` otherwise.
+    ///   when another connection keeps it locked, ``StoreError/Code/incompatibleModel`` when the table exists with
+    ///   other columns (e.g. the seed app's `Note(cdate, content)`), ``StoreError/Code/io`` otherwise.
     public convenience init(url: URL, tableName: String? = nil) throws {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
@@ -38,7 +39,8 @@ where Record.ID: Codable & Sendable {
     /// - Parameters:
     ///   - database: The connection to share.
     ///   - tableName: The table; default is the record type's name.
-    /// - Throws: ``StoreError`` when the table cannot be created.
+    /// - Throws: ``StoreError`` when the table cannot be created; ``StoreError/Code/incompatibleModel`` when a table
+    ///   of that name exists without the store's `id` and `record` columns.
     public init(database: any DatabaseWriter, tableName: String? = nil) throws {
         let table = tableName ?? "\(Record.self)"
         guard !table.isEmpty else {
@@ -53,10 +55,22 @@ where Record.ID: Codable & Sendable {
                     + "(id TEXT PRIMARY KEY NOT NULL, record BLOB NOT NULL)"
             )
         }
+        let columns: [String]
         do {
             try migrator.migrate(database)
+            columns = try database.read { db in try db.columns(in: table).map { $0.name.lowercased() } }
         } catch {
             throw sqliteStoreError(error, "cannot prepare table \(table)", url: URL(fileURLWithPath: database.path))
+        }
+        // A table of the same name made by someone else (the seed's `Note(cdate, content)`, another app) would make
+        // every later call fail: refuse it now.
+        guard columns.contains("id"), columns.contains("record") else {
+            throw StoreError(
+                code: .incompatibleModel,
+                message: "table \(table) has the columns (\(columns.joined(separator: ", "))), not (id, record): "
+                    + "it was not made by a record store; convert it or choose another table name",
+                url: URL(fileURLWithPath: database.path)
+            )
         }
     }
 
