@@ -91,7 +91,8 @@ struct SQLiteStoreTests {
             let error = await expectStoreError(.incompatibleModel) { try NoteDAO.open(.sqlite, directory: directory) }
             #expect(error?.message.contains("cdate, content") == true)
             let kept = try DatabaseQueue(path: url.path)
-            #expect(try await kept.read { db in try String.fetchOne(db, sql: "SELECT content FROM Note") } == "from the seed")
+            let content = try await kept.read { db in try String.fetchOne(db, sql: "SELECT content FROM Note") }
+            #expect(content == "from the seed")
         }
     }
 
