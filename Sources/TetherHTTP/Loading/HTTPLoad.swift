@@ -352,11 +352,7 @@ final class HTTPLoad: Sendable {
             context.watchdog?.touch()
             let response: HTTPClientResponse
             do {
-                response = try await client.execute(
-                    outgoing,
-                    deadline: .distantFuture,
-                    logger: self.configuration.logger
-                )
+                response = try await StaleConnectionRetry.execute(outgoing, on: client, logger: self.configuration.logger)
             } catch {
                 throw self.failure(error, url: url)
             }

@@ -150,6 +150,31 @@ let pythonServerScript = #"""
                     piece = block[: min(len(block), size - sent)]
                     self.wfile.write(piece)
                     sent += len(piece)
+            elif route in ("badchunksize", "longchunk"):
+                # Lying chunked framing: a size that is not hexadecimal, or a chunk longer than its size.
+                self.send_response(200)
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                if route == "badchunksize":
+                    self.wfile.write(b"zz\r\nhello\r\n0\r\n\r\n")
+                else:
+                    self.wfile.write(b"2\r\nhello, this is longer than two bytes\r\n0\r\n\r\n")
+                self.wfile.flush()
+                self.close_connection = True
+            elif route == "hugeheader":
+                # One header of 1 MiB.
+                self.send_response(200)
+                self.send_header("X-Huge", "h" * (1 << 20))
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+                self.wfile.flush()
+                self.close_connection = True
+            elif route == "closeafter":
+                # A keep-alive response (no Connection: close), then the server closes the connection anyway, as a
+                # server whose idle timeout is shorter than the client's does.
+                self.send(200, "closed after %s" % parts[1] if len(parts) > 1 else "closed after")
+                self.close_connection = True
             elif route == "http10":
                 # An HTTP/1.0 server's answer, written by hand (this server speaks HTTP/1.1).
                 self.wfile.write(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\nCache-Control: max-age=60\r\n\r\nok")
