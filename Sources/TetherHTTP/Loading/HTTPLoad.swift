@@ -352,7 +352,11 @@ final class HTTPLoad: Sendable {
             context.watchdog?.touch()
             let response: HTTPClientResponse
             do {
-                response = try await StaleConnectionRetry.execute(outgoing, on: client, logger: self.configuration.logger)
+                response = try await StaleConnectionRetry.execute(
+                    outgoing,
+                    on: client,
+                    logger: self.configuration.logger
+                )
             } catch {
                 throw self.failure(error, url: url)
             }

@@ -33,7 +33,8 @@ enum StaleConnectionRetry {
         while true {
             do {
                 return try await client.execute(request, deadline: .distantFuture, logger: logger)
-            } catch where attempt < Self.maximumAttempts && Self.mayRepeat(request) && Self.isClosedConnection(error)
+            } catch
+                where attempt < Self.maximumAttempts && Self.mayRepeat(request) && Self.isClosedConnection(error)
                 && !Task.isCancelled
             {
                 attempt += 1
