@@ -1,6 +1,7 @@
 // A writer process for the crash test: opens a store and changes it as fast as it can until it is killed.
 //
 // Usage: TetherStoreCrashWriter <plistXML|plistBinary|archive|sqlite> <file> <seed>
+//        TetherStoreCrashWriter <kind> <file> fill <ballast>     (FillUntilFull.swift: ENOSPC on a small tmpfs)
 // Stdout protocol, one line each, written with one write(2) so nothing sits in a buffer when SIGKILL arrives:
 //   ready <count>        the store is open and holds <count> notes
 //   try-put <uuid>       about to insert a note whose content is "c-<uuid>"
@@ -20,20 +21,29 @@ func fail(_ message: String) -> Never {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 4, let seed = UInt64(arguments[3]) else {
-    fail("usage: TetherStoreCrashWriter <plistXML|plistBinary|archive|sqlite> <file> <seed>")
-}
+let usage = "usage: TetherStoreCrashWriter <plistXML|plistBinary|archive|sqlite> <file> (<seed> | fill <ballast>)"
+guard arguments.count == 4 || (arguments.count == 5 && arguments[3] == "fill") else { fail(usage) }
 let url = URL(fileURLWithPath: arguments[2])
+
+func openStore() throws -> any RecordStore<Note> {
+    switch arguments[1] {
+    case "plistXML": return try PropertyListStore<Note>(url: url, format: .xml)
+    case "plistBinary": return try PropertyListStore<Note>(url: url, format: .binary)
+    case "archive": return try ArchiveStore<Note>(url: url)
+    case "sqlite": return try SQLiteStore<Note>(url: url)
+    default: fail("unknown store kind \(arguments[1])")
+    }
+}
+
+if arguments[3] == "fill" {
+    await FillUntilFull.run(open: openStore, ballast: URL(fileURLWithPath: arguments[4]))
+    exit(0)
+}
+guard let seed = UInt64(arguments[3]) else { fail(usage) }
 
 let store: any RecordStore<Note>
 do {
-    switch arguments[1] {
-    case "plistXML": store = try PropertyListStore<Note>(url: url, format: .xml)
-    case "plistBinary": store = try PropertyListStore<Note>(url: url, format: .binary)
-    case "archive": store = try ArchiveStore<Note>(url: url)
-    case "sqlite": store = try SQLiteStore<Note>(url: url)
-    default: fail("unknown store kind \(arguments[1])")
-    }
+    store = try openStore()
 } catch {
     fail("cannot open the store: \(error)")
 }
