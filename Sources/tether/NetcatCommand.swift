@@ -27,6 +27,9 @@ struct NetcatCommand: AsyncParsableCommand {
     @Flag(help: "Print received bytes as a hex dump.")
     var hex = false
 
+    @Option(help: "Seconds to wait for a TCP connection (and its TLS handshake) before giving up.")
+    var connectTimeout: Double = 10
+
     @OptionGroup var framing: FrameOptions
 
     @OptionGroup var security: TLSOptions
@@ -38,6 +41,9 @@ struct NetcatCommand: AsyncParsableCommand {
             throw ValidationError("The port must be within 1...65535 (0 only with --listen).")
         }
         if udp && framing.frame != nil { throw ValidationError("--frame does not go with --udp.") }
+        if !(connectTimeout > 0 && connectTimeout <= 86_400) {
+            throw ValidationError("--connect-timeout must be a number of seconds within (0, 86400].")
+        }
         try security.check(server: listen, udp: udp)
     }
 
@@ -57,7 +63,12 @@ struct NetcatCommand: AsyncParsableCommand {
                 try await listener.close()
                 connection = accepted
             } else {
-                connection = try await TCPConnection.connect(host: host, port: port, tls: try security.clientSettings())
+                connection = try await TCPConnection.connect(
+                    host: host,
+                    port: port,
+                    timeout: .milliseconds(Int64(connectTimeout * 1_000)),
+                    tls: try security.clientSettings()
+                )
             }
         } catch let error as GCDAsyncSocketError {
             Terminal.error("error: \(error.message)")

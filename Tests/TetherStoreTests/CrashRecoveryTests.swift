@@ -99,7 +99,8 @@ struct CrashRecoveryTests {
             let file = directory.appendingPathComponent("crash-\(kind).store")
             var expected: [UUID: Expectation] = [:]
             var generator = SystemRandomNumberGenerator()
-            let rounds = 16
+            // 16 kill cycles per store in the suite; `TETHER_CRASH_ROUNDS=1000` for the reliability run (RELIABILITY.md).
+            let rounds = ProcessInfo.processInfo.environment["TETHER_CRASH_ROUNDS"].flatMap { Int($0) } ?? 16
             var totalAcks = 0
             for round in 0..<rounds {
                 let seed = generator.next()
@@ -148,6 +149,7 @@ struct CrashRecoveryTests {
                 }
             }
             #expect(totalAcks > rounds)
+            print("crash loop \(kind): \(rounds) SIGKILLs, \(totalAcks) acknowledged changes, every one checked")
         }
     }
 
