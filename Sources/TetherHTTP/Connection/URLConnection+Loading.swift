@@ -14,13 +14,16 @@ extension URLConnection {
     /// - Parameters:
     ///   - request: The request.
     ///   - response: Receives the response (also for 4xx/5xx), or nil when there is none.
+    ///   - configuration: The engine settings (default ``Configuration/default``); bodies over
+    ///     `maximumResponseBodySize` fail.
     /// - Returns: The body.
     /// - Throws: `URLError` with the failing URL attached.
     /// - Precondition: Not called on an event-loop thread.
     @available(*, noasync, message: "Use URLConnection.data(for:) from async code")
     public static func sendSynchronousRequest(
         _ request: URLRequest,
-        returning response: UnsafeMutablePointer<URLResponse?>?
+        returning response: UnsafeMutablePointer<URLResponse?>?,
+        configuration: Configuration = .default
     ) throws -> Data {
         precondition(
             MultiThreadedEventLoopGroup.currentEventLoop == nil,
@@ -28,11 +31,11 @@ extension URLConnection {
         )
         let semaphore = DispatchSemaphore(value: 0)
         let outcome = LockedBox<LoadOutcome?>(nil)
-        let observer = CollectingObserver(limit: Configuration.default.maximumResponseBodySize) { result in
+        let observer = CollectingObserver(limit: configuration.maximumResponseBodySize) { result in
             outcome.withLock { $0 = result }
             semaphore.signal()
         }
-        HTTPLoad(request: request, configuration: .default, observer: observer).start()
+        HTTPLoad(request: request, configuration: configuration, observer: observer).start()
         semaphore.wait()
         let result = outcome.withLock { $0 }!
         response?.pointee = result.response
@@ -46,20 +49,23 @@ extension URLConnection {
     /// - Parameters:
     ///   - request: The request.
     ///   - queue: The queue for the handler.
+    ///   - configuration: The engine settings (default ``Configuration/default``); bodies over
+    ///     `maximumResponseBodySize` fail.
     ///   - handler: Receives the response, the body or the error.
     public static func sendAsynchronousRequest(
         _ request: URLRequest,
         queue: OperationQueue,
+        configuration: Configuration = .default,
         completionHandler handler: @escaping @Sendable (URLResponse?, Data?, (any Error)?) -> Void
     ) {
         // Sendable: OperationQueue's `addOperation` is thread-safe; nothing else is called on it.
         let queueBox = UncheckedSendableBox(queue)
-        let observer = CollectingObserver(limit: Configuration.default.maximumResponseBodySize) { result in
+        let observer = CollectingObserver(limit: configuration.maximumResponseBodySize) { result in
             // Sendable: the outcome is handed over whole and only read by the handler.
             let boxed = UncheckedSendableBox(result)
             queueBox.value.addOperation { handler(boxed.value.response, boxed.value.data, boxed.value.error) }
         }
-        HTTPLoad(request: request, configuration: .default, observer: observer).start()
+        HTTPLoad(request: request, configuration: configuration, observer: observer).start()
     }
 
     /// Loads `request` and returns the body and the response (also for 4xx/5xx).

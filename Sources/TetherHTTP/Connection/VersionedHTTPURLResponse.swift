@@ -1,7 +1,8 @@
-public import Foundation
-
 #if canImport(FoundationNetworking)
+import Foundation
 public import FoundationNetworking
+#else
+public import Foundation
 #endif
 
 /// An `HTTPURLResponse` that remembers its protocol version: Foundation's own drops the `httpVersion` given to its
