@@ -22,6 +22,7 @@ case "$kind" in
         filter=${2:-'^Tether'}
         report="AddressSanitizer|LeakSanitizer"
         export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:${ASAN_OPTIONS:-}"
+        export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0:${LSAN_OPTIONS:-}"
         ;;
     *)
         echo "usage: scripts/sanitize.sh [thread|address] [test filter]" >&2
