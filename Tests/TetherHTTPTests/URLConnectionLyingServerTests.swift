@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 import Testing
 
 @testable import TetherHTTP
@@ -49,5 +50,37 @@ struct URLConnectionLyingServerTests {
             #expect((response as? HTTPURLResponse)?.statusCode == 200)
             #expect(data == Data("closed after \(round)".utf8))
         }
+    }
+
+    /// An engine of these tests' own (engines are per event loop group): the shared engine's pool may hold a
+    /// connection that another test's server route closed, and a send on it never reaches the server's counter.
+    static let ownEngine = URLConnection.Configuration(
+        eventLoopGroup: MultiThreadedEventLoopGroup(numberOfThreads: 1),
+        responseCache: nil
+    )
+
+    @Test("a GET that every connection drops unanswered is sent three times, then fails with networkConnectionLost")
+    func retriesEndAfterThreeSends() async throws {
+        let path = "/closenow/\(UUID().uuidString)"  // the server is shared with other tests: a path of our own
+        await expectURLError(.networkConnectionLost) {
+            _ = try await URLConnection.data(for: request(self.server.url(path)), configuration: Self.ownEngine)
+        }
+        let counts = try await self.server.counts()
+        #expect(
+            counts["path:\(path)"] == StaleConnectionRetry.maximumAttempts,
+            "\(counts.filter { $0.key.contains(path) })"
+        )
+    }
+
+    @Test("a POST that a connection drops unanswered is not sent again")
+    func aPostIsNotRetried() async throws {
+        let path = "/closenow/\(UUID().uuidString)"
+        var post = request(self.server.url(path), method: "POST")
+        post.httpBody = Data("once".utf8)
+        let sent = post
+        await expectURLError(.networkConnectionLost) {
+            _ = try await URLConnection.data(for: sent, configuration: Self.ownEngine)
+        }
+        #expect(try await self.server.counts()["path:\(path)"] == 1)
     }
 }

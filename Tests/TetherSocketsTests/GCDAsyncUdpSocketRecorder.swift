@@ -33,41 +33,31 @@ enum UdpEvent: Equatable, CustomStringConvertible {
     }
 }
 
-struct UdpWaitTimedOut: Error, CustomStringConvertible {
-    var events: [UdpEvent]
-    var description: String { "timed out waiting; events so far: \(events)" }
-}
-
 /// A UDP delegate that records every callback, checks that each runs on its queue, and lets a test await a
 /// condition on the events (no sleeps).
 final class UdpRecorder: GCDAsyncUdpSocketDelegate {
     let queue: DispatchQueue
+    private let log = EventLog<UdpEvent>()
     private let lock = NIOLock()
-    private var recorded: [UdpEvent] = []
     private var errors: [(any Error)?] = []
-    private var waiters: [UUID: (condition: ([UdpEvent]) -> Bool, continuation: CheckedContinuation<Void, any Error>)] =
-        [:]
-    private(set) var offQueueCallbacks = 0
+    private var offQueue = 0
+    var offQueueCallbacks: Int { lock.withLock { offQueue } }
 
     init(label: String = "udp") {
         queue = DispatchQueue(label: label)
     }
 
-    var events: [UdpEvent] { lock.withLock { recorded } }
+    var events: [UdpEvent] { log.events }
     var lastError: (any Error)? { lock.withLock { errors.last ?? nil } }
     var receivedData: [Data] { events.compactMap(\.receivedData) }
 
     private func record(_ event: UdpEvent, error: (any Error)? = nil) {
         let onQueue = DispatchQueue.getSpecific(key: Self.key) == ObjectIdentifier(self)
-        let ready: [CheckedContinuation<Void, any Error>] = lock.withLock {
-            if !onQueue { offQueueCallbacks += 1 }
-            recorded.append(event)
+        lock.withLock {
+            if !onQueue { offQueue += 1 }
             errors.append(error)
-            let due = waiters.filter { $0.value.condition(recorded) }
-            for key in due.keys { waiters.removeValue(forKey: key) }
-            return due.map(\.value.continuation)
         }
-        for continuation in ready { continuation.resume() }
+        log.append(event)
     }
 
     private static let key = DispatchSpecificKey<ObjectIdentifier>()
@@ -77,7 +67,7 @@ final class UdpRecorder: GCDAsyncUdpSocketDelegate {
         queue.setSpecific(key: Self.key, value: ObjectIdentifier(self))
     }
 
-    /// Waits until `condition` holds; throws `UdpWaitTimedOut` after `timeout`.
+    /// Waits until `condition` holds; throws ``EventWaitTimedOut`` after `timeout`.
     @discardableResult
     func wait(
         timeout: Duration = .seconds(10),
@@ -85,22 +75,7 @@ final class UdpRecorder: GCDAsyncUdpSocketDelegate {
     )
         async throws -> [UdpEvent]
     {
-        let id = UUID()
-        let timer = Task {
-            try? await Task.sleep(for: timeout)
-            let waiter = lock.withLock { waiters.removeValue(forKey: id) }
-            waiter?.continuation.resume(throwing: UdpWaitTimedOut(events: events))
-        }
-        defer { timer.cancel() }
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let satisfied = lock.withLock { () -> Bool in
-                if condition(recorded) { return true }
-                waiters[id] = (condition, continuation)
-                return false
-            }
-            if satisfied { continuation.resume() }
-        }
-        return events
+        try await log.wait(timeout: timeout, until: condition)
     }
 
     /// Waits until `count` datagrams were received.

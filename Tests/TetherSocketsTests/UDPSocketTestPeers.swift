@@ -1,5 +1,4 @@
 import Foundation
-import NIOConcurrencyHelpers
 import NIOCore
 import TetherSockets
 
@@ -27,71 +26,34 @@ struct UDPEchoPeer {
 }
 
 /// An async-face socket that records the datagrams it receives; tests await a count (bounded).
-final class UDPCollectingPeer {
+final class UDPCollectingPeer: Sendable {
     let socket: UDPSocket
-    private let lock = NIOLock()
-    private var received: [Datagram] = []
-    private var waiters: [(count: Int, id: Int, continuation: CheckedContinuation<Void, any Error>)] = []
-    private var nextID = 0
-    private var pump: Task<Void, Never>?
+    private let log = EventLog<Datagram>()
+    private let pump: Task<Void, Never>
 
     var port: Int { socket.localPort }
-    var datagrams: [Datagram] { lock.withLock { received } }
+    var datagrams: [Datagram] { log.events }
     var payloads: [Data] { datagrams.map { Data($0.data.readableBytesView) } }
 
     init(host: String) async throws {
-        socket = try await UDPSocket.bind(host: host, port: 0)
-        let socket = self.socket
-        pump = Task { [self] in
+        let socket = try await UDPSocket.bind(host: host, port: 0)
+        let log = self.log
+        self.socket = socket
+        pump = Task {
             do {
-                for try await datagram in socket.datagrams { add(datagram) }
+                for try await datagram in socket.datagrams { log.append(datagram) }
             } catch {}
         }
     }
 
-    private func add(_ datagram: Datagram) {
-        let ready: [CheckedContinuation<Void, any Error>] = lock.withLock {
-            received.append(datagram)
-            let due = waiters.filter { $0.count <= received.count }.map(\.continuation)
-            waiters.removeAll { $0.count <= received.count }
-            return due
-        }
-        for continuation in ready { continuation.resume() }
-    }
-
-    /// Waits until `count` datagrams arrived; throws after `timeout`.
+    /// Waits until `count` datagrams arrived; throws ``EventWaitTimedOut`` after `timeout`.
     @discardableResult
     func wait(for count: Int, timeout: Duration = .seconds(10)) async throws -> [Datagram] {
-        let id = lock.withLock { () -> Int in
-            nextID += 1
-            return nextID
-        }
-        let timer = Task {
-            try? await Task.sleep(for: timeout)
-            let stale = lock.withLock { () -> [CheckedContinuation<Void, any Error>] in
-                let mine = waiters.filter { $0.id == id }.map(\.continuation)
-                waiters.removeAll { $0.id == id }
-                return mine
-            }
-            for continuation in stale { continuation.resume(throwing: UdpWaitTimedOut(events: [])) }
-        }
-        defer { timer.cancel() }
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let satisfied = lock.withLock { () -> Bool in
-                if received.count >= count { return true }
-                waiters.append((count, id, continuation))
-                return false
-            }
-            if satisfied { continuation.resume() }
-        }
-        return datagrams
+        try await log.wait(timeout: timeout) { $0.count >= count }
     }
 
     func stop() async {
         try? await socket.close()
-        await pump?.value
+        await pump.value
     }
 }
-
-// Its state is behind `lock`.
-extension UDPCollectingPeer: @unchecked Sendable {}

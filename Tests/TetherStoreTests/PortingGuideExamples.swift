@@ -131,24 +131,6 @@ func observeSaves(
 
 // MARK: - Test support
 
-/// The seed's `Note` class as its archive DAO wrote it: archived under the class name `Note`.
-final class SeedArchiveNote: NSObject, NSCoding {
-    let date: Date
-    let content: String
-
-    init(date: Date, content: String) {
-        self.date = date
-        self.content = content
-    }
-
-    init?(coder: NSCoder) { nil }
-
-    func encode(with coder: NSCoder) {
-        coder.encode(date, forKey: "date")
-        coder.encode(content, forKey: "content")
-    }
-}
-
 private let seedDates = [Date(timeIntervalSince1970: 1_280_937_663), Date(timeIntervalSince1970: 1_323_014_463)]
 
 // MARK: - Tests
@@ -191,15 +173,15 @@ struct StorePortingGuideExamples {
             let archiver = NSKeyedArchiver(requiringSecureCoding: false)
             archiver.outputFormat = .xml
             let seedNotes = [
-                SeedArchiveNote(date: seedDates[0], content: "Welcome to MyNotes."),
-                SeedArchiveNote(date: seedDates[1], content: "欢迎使用MyNotes."),
+                SeedNote(date: seedDates[0], content: "Welcome to MyNotes."),
+                SeedNote(date: seedDates[1], content: "欢迎使用MyNotes."),
             ]
             archiver.encode(NSArray(array: seedNotes), forKey: "NotesList")
             archiver.finishEncoding()
-            // The seed's class is named "Note" in its archives. Linux's archiver ignores setClassName(_:for:) and
-            // writes the Swift name, so the name is put in by hand.
+            // The seed's class (`SeedNote`, NoteDAOTests.swift) is named "Note" in its archives. Linux's archiver
+            // ignores setClassName(_:for:) and writes the Swift name, so the name is put in by hand.
             let xml = String(decoding: archiver.encodedData, as: UTF8.self)
-            let swiftName = "<string>TetherStoreTests.SeedArchiveNote</string>"
+            let swiftName = "<string>TetherStoreTests.SeedNote</string>"
             let renamed = xml.replacingOccurrences(of: swiftName, with: "<string>Note</string>")
             #expect(renamed != xml)
             try Data(renamed.utf8).write(to: archive)

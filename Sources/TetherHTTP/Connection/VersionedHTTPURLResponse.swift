@@ -8,8 +8,8 @@ public import Foundation
 /// An `HTTPURLResponse` that remembers its protocol version: Foundation's own drops the `httpVersion` given to its
 /// initialiser on Linux and has no public accessor for it on Apple platforms. Every response `URLConnection` makes is
 /// one; read the version through ``Foundation/HTTPURLResponse/httpVersion``.
+// Sendable: `version` is immutable after init, and the superclass is immutable too.
 final class VersionedHTTPURLResponse: HTTPURLResponse, @unchecked Sendable {
-    // Sendable: immutable after init, like its superclass.
     let version: String
 
     init?(url: URL, statusCode: Int, version: String, headerFields: [String: String]?) {

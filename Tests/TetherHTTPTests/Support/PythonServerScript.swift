@@ -170,6 +170,9 @@ let pythonServerScript = #"""
                 self.wfile.write(b"ok")
                 self.wfile.flush()
                 self.close_connection = True
+            elif route == "closenow":
+                # Reads the request, then closes without answering: every send of it fails before any byte.
+                self.close_connection = True
             elif route == "closeafter":
                 # A keep-alive response (no Connection: close), then the server closes the connection anyway, as a
                 # server whose idle timeout is shorter than the client's does.

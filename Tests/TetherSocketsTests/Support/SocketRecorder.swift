@@ -43,21 +43,14 @@ enum SocketEvent: Equatable, CustomStringConvertible {
     }
 }
 
-struct WaitTimedOut: Error, CustomStringConvertible {
-    var events: [SocketEvent]
-    var description: String { "timed out waiting; events so far: \(events)" }
-}
-
 /// A delegate that records every callback, checks that each runs on its queue and never two at once, and lets a
 /// test await a condition on the events (no sleeps).
 final class SocketRecorder: GCDAsyncSocketDelegate, @unchecked Sendable {
     let queue: DispatchQueue
+    private let log = EventLog<SocketEvent>()
     private let lock = NIOLock()
-    private var recorded: [SocketEvent] = []
     private var errors: [(any Error)?] = []
     private var accepted: [GCDAsyncSocket] = []
-    private var waiters:
-        [UUID: (condition: ([SocketEvent]) -> Bool, continuation: CheckedContinuation<Void, any Error>)] = [:]
     private var inCallback = false
     private(set) var violations: [String] = []
     /// Answers to `shouldTimeout…`, in order; 0 once they run out.
@@ -77,7 +70,7 @@ final class SocketRecorder: GCDAsyncSocketDelegate, @unchecked Sendable {
         queue = DispatchQueue(label: label)
     }
 
-    var events: [SocketEvent] { lock.withLock { recorded } }
+    var events: [SocketEvent] { log.events }
     var acceptedSockets: [GCDAsyncSocket] { lock.withLock { accepted } }
     var disconnectErrors: [(any Error)?] { lock.withLock { errors } }
     var lastError: GCDAsyncSocketError? { lock.withLock { errors.last.flatMap { $0 as? GCDAsyncSocketError } } }
@@ -91,18 +84,16 @@ final class SocketRecorder: GCDAsyncSocketDelegate, @unchecked Sendable {
         }
         if reentered { lock.withLock { violations.append("concurrent callbacks") } }
         body()
-        let ready: [CheckedContinuation<Void, any Error>] = lock.withLock {
-            recorded.append(event)
-            if let error { errors.append(error) }
-            if !reentered { inCallback = false }
-            let due = waiters.filter { $0.value.condition(recorded) }
-            for key in due.keys { waiters.removeValue(forKey: key) }
-            return due.map(\.value.continuation)
+        // The error is in before a waiter that the event satisfies resumes (`waitForDisconnect` reads it then).
+        log.append(event) {
+            lock.withLock {
+                if let error { errors.append(error) }
+                if !reentered { inCallback = false }
+            }
         }
-        for continuation in ready { continuation.resume() }
     }
 
-    /// Waits until `condition` holds for the events; throws `WaitTimedOut` after `timeout`.
+    /// Waits until `condition` holds for the events; throws ``EventWaitTimedOut`` after `timeout`.
     @discardableResult
     func wait(
         timeout: Duration = .seconds(10),
@@ -110,22 +101,7 @@ final class SocketRecorder: GCDAsyncSocketDelegate, @unchecked Sendable {
     )
         async throws -> [SocketEvent]
     {
-        let id = UUID()
-        let timer = Task {
-            try? await Task.sleep(for: timeout)
-            let waiter = lock.withLock { waiters.removeValue(forKey: id) }
-            waiter?.continuation.resume(throwing: WaitTimedOut(events: events))
-        }
-        defer { timer.cancel() }
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let satisfied = lock.withLock { () -> Bool in
-                if condition(recorded) { return true }
-                waiters[id] = (condition, continuation)
-                return false
-            }
-            if satisfied { continuation.resume() }
-        }
-        return events
+        try await log.wait(timeout: timeout, until: condition)
     }
 
     func waitForDisconnect(timeout: Duration = .seconds(10)) async throws -> GCDAsyncSocketError? {
