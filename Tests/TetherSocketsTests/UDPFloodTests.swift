@@ -29,23 +29,25 @@ struct UDPFloodTests {
 
     /// The kernel's drop counter of the IPv4 UDP socket bound to 127.0.0.1:`port` (`/proc/net/udp`, last column).
     ///
-    /// The table is read whole in one `read` (as `ss` does), and scanned again if the socket's line is missing: the
-    /// kernel lists sockets by position, so sockets that other tests close between two reads can shift the list and
-    /// hide a line from that pass (seen once in a full run of the suite).
+    /// The table is read to its end, one `read` after another: procfs reports a size of 0 and hands the table out a
+    /// page at a time, so a single read misses the socket's line whenever a busy test run has enough UDP sockets open
+    /// to push it past the first page.
     static func kernelDrops(port: Int) throws -> Int {
+        let fd = open("/proc/net/udp", O_RDONLY)
+        guard fd >= 0 else { throw POSIXError(.ENOENT) }
+        defer { close(fd) }
+        var table: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            table += chunk[0..<count]
+        }
         let local = String(format: "0100007F:%04X", port)
-        for _ in 0..<5 {
-            let fd = open("/proc/net/udp", O_RDONLY)
-            guard fd >= 0 else { throw POSIXError(.ENOENT) }
-            var bytes = [UInt8](repeating: 0, count: 4 << 20)
-            let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            close(fd)
-            guard count > 0 else { continue }
-            let table = String(decoding: bytes[0..<count], as: UTF8.self)
-            for line in table.split(separator: "\n").dropFirst() {
-                let fields = line.split(separator: " ")
-                if fields.count > 12, fields[1] == local, let drops = Int(fields[fields.count - 1]) { return drops }
-            }
+        for line in String(decoding: table, as: UTF8.self).split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: " ")
+            if fields.count > 12, fields[1] == local, let drops = Int(fields[fields.count - 1]) { return drops }
         }
         throw POSIXError(.ENOENT)
     }
