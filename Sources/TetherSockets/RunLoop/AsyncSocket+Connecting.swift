@@ -137,14 +137,18 @@ extension AsyncSocket {
     /// Closes at once: queued reads and writes are dropped without callbacks, and `onSocketDidDisconnect` runs
     /// before this returns when called on the socket's run loop thread (as the original); called from another
     /// thread, it is performed on the socket's run loop (after the callbacks already queued there) and this call
-    /// does not wait for it. Never `willDisconnectWithError`. No callback for a socket that was not started.
+    /// does not wait for it; a socket released before then delivers nothing more, as the original, which cancelled
+    /// its pending callbacks when deallocated. Never `willDisconnectWithError`. No callback for a socket that was not
+    /// started.
     public func disconnect() {
         guard let generation = endLife() else { return }
         if mailbox.runLoop == nil || mailbox.isOnRunLoopThread {
             delegate?.onSocketDidDisconnect(self)
         } else {
-            mailbox.post { [self] in
-                guard state.withLock({ $0.generation == generation }) else { return }
+            // Weakly, as every callback: a socket released meanwhile delivers nothing more (the original cancelled its
+            // pending performs in dealloc), and one whose run loop stopped is not kept alive by its own mailbox.
+            mailbox.post { [weak self] in
+                guard let self, state.withLock({ $0.generation == generation }) else { return }
                 delegate?.onSocketDidDisconnect(self)
             }
         }

@@ -63,8 +63,8 @@ extension AsyncSocket {
     /// Closes the current life with `error`: `willDisconnectWithError` then `onSocketDidDisconnect`, on the run loop.
     func fail(with error: AsyncSocketError) {
         guard let generation = endLife() else { return }
-        mailbox.post { [self] in
-            guard state.withLock({ $0.generation == generation }), let delegate else { return }
+        mailbox.post { [weak self] in
+            guard let self, state.withLock({ $0.generation == generation }), let delegate else { return }
             delegate.onSocket(self, willDisconnectWithError: error)
             if state.withLock({ $0.generation == generation }) { delegate.onSocketDidDisconnect(self) }
         }

@@ -4,27 +4,25 @@ import TetherConcurrency
 /// The RunLoop-era faces' delivery: a FIFO of callbacks performed on one run loop, in its modes, in the order they
 /// were posted, and only while that run loop runs in one of those modes.
 ///
-/// Events come from the engine's event loops; ``post(_:)`` appends and, when no drain is pending, wakes the run loop
-/// through a repeating `Timer` that the mailbox keeps registered there in its modes and re-arms by setting its fire
-/// date (a timer re-armed or added wakes a waiting run loop; `RunLoop.perform` alone may not). The timer's block runs
-/// every callback handed to that run loop by then, and whatever is posted while it runs. A socket without a run loop yet (an
-/// accepted socket before `onSocket(_:wantsRunLoopForNewSocket:)` answered) keeps its callbacks until it has one.
-/// After ``move(to:)``, callbacks posted before the move still run on the old run loop; later ones on the new.
+/// Events come from the engine's event loops; ``post(_:)`` appends and, when no drain is pending, hands a drain to
+/// the run loop through ``RunLoopWaker`` (which wakes it if it waits). The drain runs every callback handed to that
+/// run loop by then, and whatever is posted while it runs. A socket without a run loop yet (an accepted socket before
+/// `onSocket(_:wantsRunLoopForNewSocket:)` answered) keeps its callbacks until it has one. After ``move(to:)``,
+/// callbacks posted before the move still run on the old run loop; later ones on the new. A change of modes moves the
+/// callbacks not yet run to the new modes.
+///
+/// The mailbox holds no timer and nothing on the run loop holds it: a drain handed over holds it weakly, so a socket
+/// released with callbacks pending (its run loop stopped, say) is freed with them.
 final class RunLoopMailbox: Sendable {
-    /// The wake timer of one run loop, and the callbacks handed to that run loop and not yet run.
-    private struct Waker {
-        // Sendable: a timer's fire date and invalidation are thread-safe (CFRunLoopTimer); its block runs on its run
-        // loop only.
-        var timer: UncheckedSendableBox<Timer>
-        var modes: [RunLoop.Mode]
+    /// The callbacks handed to one run loop and not yet run.
+    private struct HandOver {
         var handed: [UncheckedSendableBox<() -> Void>] = []
         /// The drain token of the last hand-over to this run loop.
         var token: UInt64 = 0
     }
 
     private struct State {
-        // Sendable: RunLoop's timer registration (CFRunLoopAddTimer) is thread-safe; nothing else is used off its
-        // own thread.
+        // Sendable: the run loop is only compared by identity and handed to ``RunLoopWaker`` off its own thread.
         var runLoop: UncheckedSendableBox<RunLoop>?
         var modes: [RunLoop.Mode]
         /// Callbacks not yet handed to a run loop (posted since the last drain was scheduled, or before any run loop).
@@ -32,10 +30,8 @@ final class RunLoopMailbox: Sendable {
         var isScheduled = false
         /// Identifies the drain in charge; a move or a new schedule retires the previous one.
         var drainToken: UInt64 = 0
-        /// One wake timer per run loop this mailbox has delivered on, by the run loop's identity.
-        var wakers: [ObjectIdentifier: Waker] = [:]
-        /// Batches waiting for their run loop's new wake timer to be registered, by the run loop's identity.
-        var handOvers: [ObjectIdentifier: ([UncheckedSendableBox<() -> Void>], UInt64)] = [:]
+        /// What each run loop this mailbox delivered on has been handed, by the run loop's identity.
+        var handOvers: [ObjectIdentifier: HandOver] = [:]
     }
 
     private let state: LockedBox<State>
@@ -43,10 +39,6 @@ final class RunLoopMailbox: Sendable {
     /// A mailbox delivering on `runLoop` (nil: held until ``move(to:)``) in `modes`.
     init(runLoop: RunLoop?, modes: [RunLoop.Mode] = [.default]) {
         self.state = LockedBox(State(runLoop: runLoop.map { UncheckedSendableBox($0) }, modes: modes))
-    }
-
-    deinit {
-        for waker in state.withLock({ $0.wakers.values }) { waker.timer.value.invalidate() }
     }
 
     /// The run loop callbacks go to, if any.
@@ -96,59 +88,28 @@ final class RunLoopMailbox: Sendable {
     }
 
     private func scheduleIfNeeded() {
-        enum Wake {
-            case existing(Timer)
-            case new(RunLoop, [RunLoop.Mode], old: Timer?)
-        }
-        let wake: Wake? = state.withLock { s in
+        let wake: (RunLoop, [RunLoop.Mode])? = state.withLock { s in
             guard !s.isScheduled, !s.pending.isEmpty, let runLoop = s.runLoop else { return nil }
             s.isScheduled = true
             s.drainToken &+= 1
             let key = ObjectIdentifier(runLoop.value)
-            let batch = s.pending
+            s.handOvers[key, default: HandOver()].handed += s.pending
+            s.handOvers[key]?.token = s.drainToken
             s.pending = []
-            if var waker = s.wakers[key], waker.modes == s.modes {
-                waker.handed += batch
-                waker.token = s.drainToken
-                s.wakers[key] = waker
-                return .existing(waker.timer.value)
-            }
-            let old = s.wakers[key]
-            s.wakers[key] = nil
-            // The new timer is registered outside the lock; until then the batch waits here.
-            s.handOvers[key] = ((old?.handed ?? []) + batch, s.drainToken)
-            return .new(runLoop.value, s.modes, old: old?.timer.value)
+            return (runLoop.value, s.modes)
         }
-        switch wake {
-        case .none:
-            return
-        case .existing(let timer):
-            timer.fireDate = Date()
-        case .new(let runLoop, let modes, let old):
-            old?.invalidate()
-            let key = ObjectIdentifier(runLoop)
-            let timer = Timer(fire: .distantFuture, interval: 1e9, repeats: true) { [weak self] _ in
-                self?.drain(key)
-            }
-            for mode in modes { runLoop.add(timer, forMode: mode) }
-            state.withLock { s in
-                let (handed, token) = s.handOvers.removeValue(forKey: key) ?? ([], s.drainToken)
-                s.wakers[key] = Waker(timer: UncheckedSendableBox(timer), modes: modes, handed: handed, token: token)
-            }
-            timer.fireDate = Date()
-        }
+        guard let (runLoop, modes) = wake else { return }
+        let key = ObjectIdentifier(runLoop)
+        RunLoopWaker.shared.perform(on: runLoop, modes: modes) { [weak self] in self?.drain(key) }
     }
 
     /// On the run loop `key`: runs the callbacks handed to it, then whatever was posted meanwhile, until a move hands
     /// the mailbox to another run loop.
     private func drain(_ key: ObjectIdentifier) {
         let taken: ([UncheckedSendableBox<() -> Void>], UInt64)? = state.withLock { s in
-            guard var waker = s.wakers[key], !waker.handed.isEmpty else { return nil }
-            defer {
-                waker.handed = []
-                s.wakers[key] = waker
-            }
-            return (waker.handed, waker.token)
+            guard let handOver = s.handOvers[key], !handOver.handed.isEmpty else { return nil }
+            s.handOvers[key]?.handed = []
+            return (handOver.handed, handOver.token)
         }
         guard let (batch, token) = taken else { return }
         var next = batch

@@ -2,6 +2,8 @@ import Dispatch
 import Foundation
 import NIOConcurrencyHelpers
 
+@testable import TetherSockets
+
 /// A thread that runs its `RunLoop` (in `mode`, which a test may change) until stopped: the home of a RunLoop-era
 /// socket in tests.
 final class RunLoopThread: @unchecked Sendable {
@@ -51,20 +53,20 @@ final class RunLoopThread: @unchecked Sendable {
         // the block made (an object it created) happens before the caller reads them.
         let result = NIOLockedValueBox<Result<T, any Error>?>(nil)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let timer = Timer(timeInterval: 0, repeats: false) { _ in
+            perform {
                 let outcome = Result { try body() }
                 result.withLockedValue { $0 = outcome }
                 continuation.resume()
             }
-            runLoop.add(timer, forMode: .common)
         }
         return try result.withLockedValue { $0! }.get()
     }
 
-    /// Runs `body` on the run loop's thread, asynchronously.
+    /// Runs `body` on the run loop's thread, asynchronously, whatever mode it runs in. Through the library's
+    /// ``RunLoopWaker``: a `Timer` per call would leak with everything its block holds (swift-corelibs-foundation never
+    /// frees a block timer), and LeakSanitizer would report the sockets the tests made.
     func perform(_ body: @escaping @Sendable () -> Void) {
-        let timer = Timer(timeInterval: 0, repeats: false) { _ in body() }
-        runLoop.add(timer, forMode: .common)
+        RunLoopWaker.shared.perform(on: runLoop, modes: [.common], body)
     }
 
     /// Stops the loop and waits for the thread to finish.
