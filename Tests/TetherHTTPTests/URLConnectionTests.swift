@@ -58,6 +58,26 @@ struct URLConnectionTests {
         #expect(delegate.threads == [runLoopThread.threadID])
     }
 
+    /// An app's main thread: its run loop runs until a distant date and only its sources wake it. The delegate
+    /// calls must wake it themselves (`RunLoop.perform` alone did not: the load never finished).
+    @Test(.timeLimit(.minutes(1))) func deliversOnARunLoopThatWaitsUntilADistantDate() async throws {
+        let main = DistantRunLoopThread.shared
+        for path in ["/hello", "/chunked?n=20"] {
+            let delegate = RecordingDelegate()
+            let connection = URLConnection(
+                request: request(self.server.url(path)),
+                delegate: delegate,
+                startImmediately: false,
+                configuration: .uncached
+            )!
+            connection.schedule(in: main.runLoop.value, forMode: .default)
+            connection.start()
+            #expect(try await delegate.done.wait())
+            #expect(delegate.threads == [main.threadID])
+            #expect(delegate.events.last == .finished)
+        }
+    }
+
     @Test func callsScheduledOnTwoRunLoopsRunOnceEachInOrderWithoutOverlap() async throws {
         let first = RunLoopThread()
         let second = RunLoopThread()
@@ -198,5 +218,32 @@ final class RunLoopThread: @unchecked Sendable {
 
     func stop() {
         self.state.withLock { $0.isStopped = true }
+    }
+}
+
+/// A thread whose run loop runs until a distant date, as an app's main thread does, for the whole test process:
+/// nothing but its sources wakes it (no polling), and it is never stopped.
+final class DistantRunLoopThread: Sendable {
+    static let shared = DistantRunLoopThread()
+
+    // Sendable: the run loop is only handed to thread-safe entry points off its thread.
+    let runLoop: UncheckedSendableBox<RunLoop>
+    let threadID: ObjectIdentifier
+
+    private init() {
+        let ready = DispatchSemaphore(value: 0)
+        let found = LockedBox<(UncheckedSendableBox<RunLoop>, ObjectIdentifier)?>(nil)
+        let thread = Thread {
+            let runLoop = RunLoop.current
+            // A timer that never fires keeps the run loop waiting (it returns at once without sources on Linux).
+            runLoop.add(Timer(timeInterval: 1e9, repeats: true) { _ in }, forMode: .default)
+            found.withLock { $0 = (UncheckedSendableBox(runLoop), ObjectIdentifier(Thread.current)) }
+            ready.signal()
+            while true { _ = runLoop.run(mode: .default, before: .distantFuture) }
+        }
+        thread.name = "tether-distant-run-loop"
+        thread.start()
+        ready.wait()
+        (runLoop, threadID) = found.withLock { $0! }
     }
 }

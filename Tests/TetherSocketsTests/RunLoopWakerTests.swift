@@ -1,6 +1,7 @@
 import Foundation
 import NIOConcurrencyHelpers
 import Testing
+import TetherConcurrency
 
 @testable import TetherSockets
 

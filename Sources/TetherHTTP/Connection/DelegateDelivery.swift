@@ -144,8 +144,10 @@ final class DelegateDelivery {
                 delivery.run(entry)
             }
         case .runLoops(let pairs):
+            // Through the waker: `RunLoop.perform` alone does not wake a run loop that waits (a delegate on a run
+            // loop running until a far date heard nothing until another source woke it).
             for (runLoop, mode) in pairs {
-                runLoop.perform(inModes: [mode]) {
+                RunLoopWaker.shared.perform(on: runLoop, modes: [mode]) {
                     let (delivery, entry) = box.value
                     delivery.run(entry)
                 }

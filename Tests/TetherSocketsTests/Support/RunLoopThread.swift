@@ -1,8 +1,7 @@
 import Dispatch
 import Foundation
 import NIOConcurrencyHelpers
-
-@testable import TetherSockets
+import TetherConcurrency
 
 /// A thread that runs its `RunLoop` (in `mode`, which a test may change) until stopped: the home of a RunLoop-era
 /// socket in tests.

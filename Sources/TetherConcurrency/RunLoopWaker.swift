@@ -1,8 +1,7 @@
-import Foundation
-import TetherConcurrency
+package import Foundation
 
 /// Runs blocks on a run loop, in given modes, waking it if it waits: the one way the RunLoop-era faces reach a run
-/// loop from another thread.
+/// loop from another thread (the RunLoop-era sockets, `URLConnection` scheduled on run loops).
 ///
 /// A `Timer` is what wakes a waiting run loop from another thread (re-arming one with `fireDate` does;
 /// `RunLoop.perform` alone may not). But swift-corelibs-foundation never frees a `Timer` made with a block, nor the
@@ -12,9 +11,9 @@ import TetherConcurrency
 /// block captures only its key, and the blocks to run wait here until it fires. Entries of run loops that no longer
 /// exist are dropped when the next entry is made, so what stays is bounded by the run loops alive at once (plus
 /// each one's timer: a few hundred bytes per run loop and mode set ever used).
-final class RunLoopWaker: Sendable {
-    /// The waker every RunLoop-era socket uses.
-    static let shared = RunLoopWaker()
+package final class RunLoopWaker: Sendable {
+    /// The waker of the whole process.
+    package static let shared = RunLoopWaker()
 
     private struct Key: Hashable {
         var runLoop: ObjectIdentifier
@@ -35,7 +34,7 @@ final class RunLoopWaker: Sendable {
 
     /// Runs `block` on `runLoop` the next time it runs in one of `modes`, after the blocks handed to it before for
     /// the same modes.
-    func perform(on runLoop: RunLoop, modes: [RunLoop.Mode], _ block: @escaping () -> Void) {
+    package func perform(on runLoop: RunLoop, modes: [RunLoop.Mode], _ block: @escaping () -> Void) {
         let key = Key(runLoop: ObjectIdentifier(runLoop), modes: modes)
         // Sendable: the block runs on the run loop's thread only, when the timer fires there.
         let boxed = UncheckedSendableBox(block)
@@ -72,7 +71,7 @@ final class RunLoopWaker: Sendable {
     }
 
     /// The sets of modes for which `runLoop` has a wake timer (for tests).
-    func timerModes(for runLoop: RunLoop) -> [[RunLoop.Mode]] {
+    package func timerModes(for runLoop: RunLoop) -> [[RunLoop.Mode]] {
         entries.withLock { entries in
             entries.filter { $0.value.runLoop === runLoop }.map(\.key.modes)
         }
