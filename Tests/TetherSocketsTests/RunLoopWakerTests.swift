@@ -40,6 +40,9 @@ struct RunLoopWakerTests {
             }
             #expect(RunLoopWaker.shared.timerModes(for: home.runLoop) == [modes])
         }
+        // The last callback resumed this task from inside its mailbox's drain, which holds the mailbox until it
+        // returns: a round trip through the run loop waits for that.
+        try await home.sync {}
         #expect(released.allSatisfy { $0.mailbox == nil })
     }
 
