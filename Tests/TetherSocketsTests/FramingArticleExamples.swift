@@ -60,13 +60,13 @@ final class STXDeviceClient: GCDAsyncSocketDelegate {
     func socket(_ sock: GCDAsyncSocket, didRead data: Data, withTag tag: Int) {
         switch tag {
         case STXReadTag.header:
-            guard data.first == 0x02 else {
+            // len + 1 (data | CRC), from OSReadLittleInt16(bytes, 5), once the start byte and the limit are checked
+            guard let body = try? STXFrameCodec().bodyLength(forHeader: data) else {
                 sock.disconnect()  // out of step: the length after a wrong start byte means nothing
                 return
             }
             header = data
-            let length = UInt(data[data.startIndex + 5]) | UInt(data[data.startIndex + 6]) << 8  // OSReadLittleInt16
-            sock.readData(toLength: length + 1, withTimeout: 5, tag: STXReadTag.body)  // data | CRC
+            sock.readData(toLength: UInt(body), withTimeout: 5, tag: STXReadTag.body)
         default:
             var codec = STXFrameCodec()
             var frame = ByteBuffer(bytes: header + data)
