@@ -58,6 +58,7 @@ struct SocketEngineTests {
 
     @Test func readsCompleteInOrderWithTheirTags() throws {
         let (channel, engine, probe) = try makeEngine()
+        defer { _ = try? channel.finish() }  // closes the channel: pipeline and engine hold each other until then
         _ = engine.enqueueRead(.length(2), timeout: nil, waiter: .delegate(tag: 1, destination: nil))
         _ = engine.enqueueRead(
             .separator([0x0A], maxLength: 0),
@@ -73,6 +74,7 @@ struct SocketEngineTests {
 
     @Test func partialProgressReportsIncrementsNotTotals() throws {
         let (channel, engine, probe) = try makeEngine()
+        defer { _ = try? channel.finish() }  // closes the channel: pipeline and engine hold each other until then
         _ = engine.enqueueRead(.length(10), timeout: nil, waiter: .delegate(tag: 7, destination: nil))
         try channel.writeInbound(ByteBuffer(string: "abc"))
         try channel.writeInbound(ByteBuffer(string: "defg"))
@@ -83,6 +85,7 @@ struct SocketEngineTests {
 
     @Test func readTimeoutAsksTheOwnerWithTheElapsedTimeThenCloses() throws {
         let (channel, engine, probe) = try makeEngine()
+        defer { _ = try? channel.finish() }  // closes the channel: pipeline and engine hold each other until then
         probe.timeoutAnswer = .seconds(2)
         _ = engine.enqueueRead(.length(10), timeout: .seconds(1), waiter: .delegate(tag: 4, destination: nil))
         try channel.writeInbound(ByteBuffer(string: "abc"))
@@ -99,6 +102,7 @@ struct SocketEngineTests {
 
     @Test func asyncFaceTimeoutFailsTheReadAndConsumesNothing() async throws {
         let (channel, engine, _) = try makeEngine(policy: .asyncFace)
+        defer { _ = try? channel.finish() }  // closes the channel: pipeline and engine hold each other until then
         try channel.writeInbound(ByteBuffer(string: "abc"))
         var caught: (any Error)?
         do {
@@ -121,6 +125,7 @@ struct SocketEngineTests {
 
     @Test func maxedOutSeparatorReadClosesTheDelegateFace() throws {
         let (channel, engine, probe) = try makeEngine()
+        defer { _ = try? channel.finish() }  // closes the channel: pipeline and engine hold each other until then
         _ = engine.enqueueRead(
             .separator([0x0A], maxLength: 4),
             timeout: nil,
@@ -134,6 +139,7 @@ struct SocketEngineTests {
 
     @Test func peerCloseDeliversBufferedBytesFirst() throws {
         let (channel, engine, probe) = try makeEngine()
+        defer { _ = try? channel.finish() }  // closes the channel: pipeline and engine hold each other until then
         try channel.writeInbound(ByteBuffer(string: "abc"))
         channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
         #expect(probe.closeError == nil)
@@ -149,6 +155,7 @@ struct SocketEngineTests {
 
     @Test func writesCompleteInOrder() throws {
         let (channel, engine, probe) = try makeEngine()
+        defer { _ = try? channel.finish() }  // closes the channel: pipeline and engine hold each other until then
         _ = engine.enqueueWrite(ByteBuffer(string: "one"), timeout: nil, waiter: .delegate(tag: 1))
         _ = engine.enqueueWrite(ByteBuffer(string: "two"), timeout: nil, waiter: .delegate(tag: 2))
         channel.embeddedEventLoop.run()
@@ -159,6 +166,7 @@ struct SocketEngineTests {
 
     @Test func largeWritesReportPartialProgress() throws {
         let (channel, engine, probe) = try makeEngine()
+        defer { _ = try? channel.finish() }  // closes the channel: pipeline and engine hold each other until then
         let size = SocketEngine.progressSliceSize * 2 + 10
         _ = engine.enqueueWrite(ByteBuffer(repeating: 1, count: size), timeout: nil, waiter: .delegate(tag: 9))
         channel.embeddedEventLoop.run()

@@ -13,12 +13,12 @@ final class RunLoopThread: @unchecked Sendable {
     private var stopped = false
     private let done = DispatchSemaphore(value: 0)
     private(set) var runLoop: RunLoop!
-    private var thread: Thread!
 
     /// Starts the thread and returns once its run loop exists.
     init(name: String = "run-loop-thread") {
         let ready = DispatchSemaphore(value: 0)
-        thread = Thread { [self] in
+        // Not stored: the thread holds this object while it runs, and a stored thread would hold it back for ever.
+        let thread = Thread { [self] in
             runLoop = RunLoop.current
             // A source that never fires keeps the run loop waiting instead of returning at once.
             let keepAlive = Timer(timeInterval: 1e9, repeats: true) { _ in }
