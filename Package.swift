@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "TetherHTTP", targets: ["TetherHTTP"]),
         .library(name: "TetherReachability", targets: ["TetherReachability"]),
         .library(name: "TetherStore", targets: ["TetherStore"]),
+        .library(name: "TetherNotes", targets: ["TetherNotes"]),
         .executable(name: "tether", targets: ["tether"]),
     ],
     dependencies: [
@@ -104,10 +105,21 @@ let package = Package(
             dependencies: ["TetherConcurrency", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
+        // The notes service over the seed's STX frames: server, client, wire format.
+        .target(
+            name: "TetherNotes",
+            dependencies: [
+                "TetherConcurrency", "TetherCore", "TetherSockets", "TetherStore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "tether",
             dependencies: [
                 "TetherConcurrency", "TetherCore", "TetherSockets", "TetherHTTP", "TetherReachability", "TetherStore",
+                "TetherNotes",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -186,6 +198,14 @@ let package = Package(
         .testTarget(
             name: "TetherStoreTests",
             dependencies: ["TetherConcurrency", "TetherStore", "TetherTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TetherNotesTests",
+            dependencies: [
+                "TetherConcurrency", "TetherCore", "TetherNotes", "TetherSockets", "TetherStore", "TetherTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
     ]

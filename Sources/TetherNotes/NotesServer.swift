@@ -1,0 +1,171 @@
+public import Logging
+import NIOCore
+import TetherConcurrency
+import TetherCore
+public import TetherSockets
+public import TetherStore
+
+import struct Foundation.Date
+import struct Foundation.UUID
+
+/// The notes service: the seed's STX frames carrying the notes protocol (see <doc:NotesProtocol>) over TCP or TLS,
+/// on any ``RecordStore`` of notes.
+///
+/// ```swift
+/// let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
+/// let server = NotesServer(store: try SQLiteStore<Note>(path: path))
+/// try await server.serve(listener)  // until the listener closes
+/// ```
+///
+/// Each connection's requests are carried out in order; its replies and the changes pushed to it are written in
+/// one order. Every change made through any connection is pushed to every subscribed connection.
+public final class NotesServer: Sendable {
+    private let dao: NoteDAO
+    private let hub = NotesChangeHub()
+    private let codec: STXFrameCodec
+    private let nextConnection = LockedBox<UInt64>(0)
+    private let logger: Logger
+
+    /// A server on `store`.
+    /// - Parameters:
+    ///   - store: where the notes live.
+    ///   - maxPayloadLength: the largest frame payload accepted; a header announcing more ends the connection with
+    ///     an `.outOfStep` error. Default: the protocol's 65 535.
+    ///   - logger: logs each connection's end and each failed request at `.debug`.
+    public init(
+        store: any RecordStore<Note>,
+        maxPayloadLength: Int = NotesWireFormat.maxPayloadLength,
+        logger: Logger = Logger(label: "tether.notes.server")
+    ) {
+        self.dao = NoteDAO(store: store)
+        self.codec = STXFrameCodec(maxPayloadLength: maxPayloadLength)
+        self.logger = logger
+    }
+
+    /// The number of connections subscribed to changes.
+    public var subscriberCount: Int { hub.count }
+
+    /// Serves every connection of `listener` until it closes (or the task is cancelled).
+    public func serve(_ listener: TCPListener) async throws {
+        if #available(macOS 14, iOS 17, tvOS 17, *) {
+            try await withThrowingDiscardingTaskGroup { group in
+                for try await connection in listener.connections {
+                    group.addTask { await self.serve(connection) }
+                }
+            }
+        } else {
+            // A plain task group keeps every finished child until it is awaited: a task per client instead.
+            for try await connection in listener.connections {
+                Task { await self.serve(connection) }
+            }
+        }
+    }
+
+    /// Serves one connection until it ends.
+    public func serve(_ connection: TCPConnection) async {
+        let id = nextConnection.withLock {
+            $0 += 1
+            return $0
+        }
+        let outbox = NotesOutbox()
+        async let writing: Void = write(outbox, to: connection)
+        var session = NotesServerSession()
+        await read(connection, session: &session, id: id, outbox: outbox)
+        hub.unsubscribe(id)
+        outbox.finish()
+        await writing
+        try? await connection.close()
+    }
+
+    private func write(_ outbox: NotesOutbox, to connection: TCPConnection) async {
+        for await frame in outbox.stream {
+            do {
+                try await connection.write(frame, using: codec, timeout: .seconds(30))
+            } catch {
+                logger.debug("notes connection: write failed: \(error)")
+                break
+            }
+        }
+        // The outbox ended (the reader is done, or a subscriber fell too far behind) or a write failed.
+        try? await connection.close()
+    }
+
+    private func read(
+        _ connection: TCPConnection,
+        session: inout NotesServerSession,
+        id: UInt64,
+        outbox: NotesOutbox
+    ) async {
+        while session.isOpen {
+            do {
+                for try await frame in connection.frames(codec) {
+                    await execute(session.received(frame), session: &session, id: id, outbox: outbox)
+                    if !session.isOpen { return }
+                }
+                await execute(session.ended(), session: &session, id: id, outbox: outbox)
+            } catch let error as FramingError {
+                await execute(session.framingFailed(error), session: &session, id: id, outbox: outbox)
+                // A bad checksum: the frame's bytes are still buffered; drop them and read on.
+                if session.isOpen, let bytes = error.bytes {
+                    _ = try? await connection.read(toLength: bytes.readableBytes, timeout: .seconds(5))
+                }
+            } catch {
+                logger.debug("notes connection: \(error)")
+                await execute(session.ended(), session: &session, id: id, outbox: outbox)
+            }
+        }
+    }
+
+    private func execute(
+        _ actions: [NotesServerSession.Action],
+        session: inout NotesServerSession,
+        id: UInt64,
+        outbox: NotesOutbox
+    ) async {
+        for action in actions {
+            switch action {
+            case .send(let frame):
+                outbox.send(frame)
+            case .perform(let requestID, let operation):
+                let result = await perform(operation)
+                await execute(session.stored(requestID: requestID, result), session: &session, id: id, outbox: outbox)
+            case .subscribe(let destination, let source):
+                hub.subscribe(id, destination: destination, source: source, outbox: outbox)
+            case .publish(let change):
+                hub.publish(change)
+            case .close:
+                outbox.finish()
+            }
+        }
+    }
+
+    private func perform(
+        _ operation: NotesServerSession.Operation
+    ) async -> Result<NotesServerSession.StoreOutcome, NotesError> {
+        do {
+            switch operation {
+            case .list:
+                return .success(.notes(try await dao.findAll()))
+            case .add(let text):
+                let note = Note(content: text)
+                try await dao.create(note)
+                return .success(.changed(.added(note)))
+            case .edit(let id, let text):
+                guard var note = try await dao.findById(Note(id: id, content: "")) else {
+                    return .failure(NotesError(code: .notFound, message: "no note \(id.uuidString)"))
+                }
+                note.content = text
+                try await dao.modify(note)
+                return .success(.changed(.edited(note)))
+            case .remove(let id):
+                guard try await dao.remove(Note(id: id, content: "")) else {
+                    return .failure(NotesError(code: .notFound, message: "no note \(id.uuidString)"))
+                }
+                return .success(.changed(.removed(id)))
+            }
+        } catch {
+            logger.debug("notes store failed: \(error)")
+            return .failure(NotesError(code: .storeFailure, message: "\(error)"))
+        }
+    }
+}

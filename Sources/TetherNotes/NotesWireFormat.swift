@@ -1,0 +1,223 @@
+public import NIOCore
+public import TetherStore
+
+import struct Foundation.Date
+import struct Foundation.UUID
+
+/// The bytes of the notes protocol inside an STX frame's payload (see <doc:NotesProtocol>): encoding and decoding,
+/// no I/O.
+///
+/// Every payload is `kind (1) | request id (4) | body`, numbers little-endian as the seed's frame; a note is
+/// `id (16) | date (8: the IEEE 754 bits of seconds since 2001-01-01 UTC) | text length (2) | text (UTF-8)`.
+public enum NotesWireFormat {
+    /// The largest payload of an STX frame (its length field has 16 bits).
+    public static let maxPayloadLength = 65_535
+    /// The longest text of a note, in UTF-8 bytes: the most that fits in any message with its note.
+    public static let maxTextLength = 65_535 - 5 - 16 - 8 - 2
+
+    /// The kind byte of each message.
+    enum Kind: UInt8 {
+        case list = 0x01
+        case add = 0x02
+        case edit = 0x03
+        case remove = 0x04
+        case subscribe = 0x05
+        case notes = 0x81
+        case added = 0x82
+        case edited = 0x83
+        case removed = 0x84
+        case subscribed = 0x85
+        case failed = 0x8F
+        case changedAdded = 0x90
+        case changedEdited = 0x91
+        case changedRemoved = 0x92
+    }
+
+    /// The payload of `message` with `requestID`.
+    /// - Throws: ``NotesError`` `.tooLarge` when a text is over ``maxTextLength`` bytes or a page of notes over
+    ///   ``maxPayloadLength`` (see ``pages(of:)``); nothing is written then.
+    public static func encode(_ message: NotesMessage, requestID: UInt32) throws(NotesError) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        func header(_ kind: Kind) {
+            buffer.writeInteger(kind.rawValue)
+            buffer.writeInteger(requestID, endianness: .little)
+        }
+        switch message {
+        case .list: header(.list)
+        case .add(let text):
+            try checkText(text)
+            header(.add)
+            buffer.writeString(text)
+        case .edit(let id, let text):
+            try checkText(text)
+            header(.edit)
+            buffer.writeUUID(id)
+            buffer.writeString(text)
+        case .remove(let id):
+            header(.remove)
+            buffer.writeUUID(id)
+        case .subscribe: header(.subscribe)
+        case .notes(let notes, let isLast):
+            header(.notes)
+            buffer.writeInteger(isLast ? 1 : 0, as: UInt8.self)
+            guard notes.count <= Int(UInt16.max) else { throw tooLarge("a page of \(notes.count) notes") }
+            buffer.writeInteger(UInt16(notes.count), endianness: .little)
+            for note in notes { try buffer.writeNote(note) }
+        case .added(let note):
+            header(.added)
+            try buffer.writeNote(note)
+        case .edited(let note):
+            header(.edited)
+            try buffer.writeNote(note)
+        case .removed(let id):
+            header(.removed)
+            buffer.writeUUID(id)
+        case .subscribed: header(.subscribed)
+        case .failed(let error):
+            header(.failed)
+            buffer.writeInteger(error.code.rawValue, endianness: .little)
+            buffer.writeString(String(decoding: error.message.utf8.prefix(1_024), as: UTF8.self))
+        case .changed(.added(let note)):
+            header(.changedAdded)
+            try buffer.writeNote(note)
+        case .changed(.edited(let note)):
+            header(.changedEdited)
+            try buffer.writeNote(note)
+        case .changed(.removed(let id)):
+            header(.changedRemoved)
+            buffer.writeUUID(id)
+        }
+        guard buffer.readableBytes <= maxPayloadLength else {
+            throw tooLarge("a payload of \(buffer.readableBytes) bytes")
+        }
+        return buffer
+    }
+
+    /// The request id and message of a frame's payload.
+    /// - Throws: ``NotesError`` `.unknownMessage` for a kind byte the protocol does not have (with the request id,
+    ///   when the payload has one, in ``NotesError/message``), `.malformedMessage` for anything else that does not
+    ///   parse, including bytes left over after the message.
+    public static func decode(_ payload: ByteBuffer) throws(NotesError) -> (requestID: UInt32, message: NotesMessage) {
+        var buffer = payload
+        guard let byte = buffer.readInteger(as: UInt8.self),
+            let requestID = buffer.readInteger(endianness: .little, as: UInt32.self)
+        else { throw malformed("a payload of \(payload.readableBytes) bytes has no header") }
+        guard let kind = Kind(rawValue: byte) else {
+            throw NotesError(code: .unknownMessage, message: "unknown message kind \(byte) (request \(requestID))")
+        }
+        let message: NotesMessage
+        switch kind {
+        case .list: message = .list
+        case .add: message = .add(try buffer.readRestAsText())
+        case .edit: message = .edit(try buffer.readUUIDField(), try buffer.readRestAsText())
+        case .remove: message = .remove(try buffer.readUUIDField())
+        case .subscribe: message = .subscribe
+        case .notes:
+            guard let flags = buffer.readInteger(as: UInt8.self), flags <= 1,
+                let count = buffer.readInteger(endianness: .little, as: UInt16.self)
+            else { throw malformed("a notes page without its flags and count") }
+            var notes: [Note] = []
+            for _ in 0..<count { notes.append(try buffer.readNote()) }
+            message = .notes(notes, isLast: flags == 1)
+        case .added: message = .added(try buffer.readNote())
+        case .edited: message = .edited(try buffer.readNote())
+        case .removed: message = .removed(try buffer.readUUIDField())
+        case .subscribed: message = .subscribed
+        case .failed:
+            guard let code = buffer.readInteger(endianness: .little, as: UInt16.self) else {
+                throw malformed("an error reply without its code")
+            }
+            message = .failed(NotesError(code: .init(rawValue: code), message: try buffer.readRestAsText()))
+        case .changedAdded: message = .changed(.added(try buffer.readNote()))
+        case .changedEdited: message = .changed(.edited(try buffer.readNote()))
+        case .changedRemoved: message = .changed(.removed(try buffer.readUUIDField()))
+        }
+        guard buffer.readableBytes == 0 else {
+            throw malformed("\(buffer.readableBytes) bytes after a \(kind) message")
+        }
+        return (requestID, message)
+    }
+
+    /// `notes` cut into pages that each fit in one frame, in order; one empty page for no notes.
+    public static func pages(of notes: [Note]) -> [[Note]] {
+        var pages: [[Note]] = []
+        var page: [Note] = []
+        var size = 5 + 3
+        for note in notes {
+            let noteSize = 16 + 8 + 2 + note.content.utf8.count
+            if !page.isEmpty && (size + noteSize > maxPayloadLength || page.count == Int(UInt16.max)) {
+                pages.append(page)
+                page = []
+                size = 5 + 3
+            }
+            page.append(note)
+            size += noteSize
+        }
+        pages.append(page)
+        return pages
+    }
+
+    static func checkText(_ text: String) throws(NotesError) {
+        let length = text.utf8.count
+        guard length <= maxTextLength else {
+            throw tooLarge("a text of \(length) bytes; at most \(maxTextLength)")
+        }
+    }
+
+    static func tooLarge(_ what: String) -> NotesError {
+        NotesError(code: .tooLarge, message: "\(what) does not fit in a frame")
+    }
+
+    static func malformed(_ what: String) -> NotesError {
+        NotesError(code: .malformedMessage, message: what)
+    }
+}
+
+extension ByteBuffer {
+    fileprivate mutating func writeUUID(_ id: UUID) {
+        withUnsafeBytes(of: id.uuid) { _ = writeBytes($0) }
+    }
+
+    fileprivate mutating func writeNote(_ note: Note) throws(NotesError) {
+        try NotesWireFormat.checkText(note.content)
+        writeUUID(note.id)
+        writeInteger(note.date.timeIntervalSinceReferenceDate.bitPattern, endianness: .little)
+        writeInteger(UInt16(note.content.utf8.count), endianness: .little)
+        writeString(note.content)
+    }
+
+    fileprivate mutating func readUUIDField() throws(NotesError) -> UUID {
+        guard let bytes = readBytes(length: 16) else { throw NotesWireFormat.malformed("a note id cut short") }
+        return UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            )
+        )
+    }
+
+    fileprivate mutating func readRestAsText() throws(NotesError) -> String {
+        try readText(length: readableBytes)
+    }
+
+    fileprivate mutating func readText(length: Int) throws(NotesError) -> String {
+        let text = readableBytesView.prefix(length).withContiguousStorageIfAvailable {
+            String(validating: $0, as: UTF8.self)
+        }
+        guard let text = text ?? nil else { throw NotesWireFormat.malformed("text that is not UTF-8") }
+        moveReaderIndex(forwardBy: length)
+        return text
+    }
+
+    fileprivate mutating func readNote() throws(NotesError) -> Note {
+        let id = try readUUIDField()
+        guard let bits = readInteger(endianness: .little, as: UInt64.self),
+            let length = readInteger(endianness: .little, as: UInt16.self)
+        else { throw NotesWireFormat.malformed("a note cut short") }
+        let seconds = Double(bitPattern: bits)
+        guard seconds.isFinite else { throw NotesWireFormat.malformed("a note's date is not a number") }
+        guard readableBytes >= Int(length) else { throw NotesWireFormat.malformed("a note's text cut short") }
+        let text = try readText(length: Int(length))
+        return Note(id: id, date: Date(timeIntervalSinceReferenceDate: seconds), content: text)
+    }
+}

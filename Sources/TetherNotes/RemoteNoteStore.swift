@@ -1,0 +1,179 @@
+public import Foundation
+import NIOCore
+import TetherConcurrency
+import TetherCore
+public import TetherSockets
+public import TetherStore
+
+/// A client of a notes server (``NotesServer``, `tether serve --notes`): what the local stores do, over the network,
+/// plus a stream of every change made by anyone.
+///
+/// ```swift
+/// let notes = try await RemoteNoteStore.connect(host: "127.0.0.1", port: port)
+/// let note = try await notes.add("Buy milk")
+/// for try await change in try await notes.changes() { print(change) }
+/// ```
+///
+/// Requests may be made from many tasks at once; each is answered in turn. When the connection ends, every waiting
+/// request and the change stream fail with ``NotesError/Code/connectionFailed``.
+public final class RemoteNoteStore: Sendable {
+    private struct State {
+        var table = RemoteRequestTable()
+        var waiters: [UInt32: CheckedContinuation<NotesMessage, any Error>] = [:]
+        var changes: [AsyncThrowingStream<NoteChange, any Error>.Continuation] = []
+        var ended: NotesError?
+        var isClosing = false
+    }
+
+    private let connection: TCPConnection
+    private let codec = STXFrameCodec()
+    private let state = LockedBox(State())
+    private let address: (destination: UInt16, source: UInt16)
+    private let reader: LockedBox<Task<Void, Never>?> = LockedBox(nil)
+
+    private init(connection: TCPConnection, destination: UInt16, source: UInt16) {
+        self.connection = connection
+        self.address = (destination, source)
+    }
+
+    /// Connects to a notes server.
+    /// - Parameters:
+    ///   - destination: the `dest` field of the frames sent (the server answers to the `src`).
+    ///   - source: the `src` field of the frames sent.
+    /// - Throws: ``NotesError`` `.connectionFailed` with the socket's error.
+    public static func connect(
+        host: String,
+        port: Int,
+        tls: TLSSettings? = nil,
+        timeout: Duration = .seconds(10),
+        destination: UInt16 = 1,
+        source: UInt16 = 2
+    ) async throws -> RemoteNoteStore {
+        let connection: TCPConnection
+        do {
+            connection = try await TCPConnection.connect(host: host, port: port, timeout: timeout, tls: tls)
+        } catch {
+            throw NotesError(code: .connectionFailed, message: "\(host):\(port): \(error)")
+        }
+        let store = RemoteNoteStore(connection: connection, destination: destination, source: source)
+        store.reader.withLock { $0 = Task { await store.readReplies() } }
+        return store
+    }
+
+    /// Every note, oldest first.
+    public func list() async throws -> [Note] {
+        guard case .notes(let notes, _) = try await request(.list) else { throw unexpected() }
+        return notes
+    }
+
+    /// Adds a note; returns it with the id and date the server gave it.
+    public func add(_ text: String) async throws -> Note {
+        guard case .added(let note) = try await request(.add(text)) else { throw unexpected() }
+        return note
+    }
+
+    /// Replaces the text of note `id`; returns the note.
+    /// - Throws: ``NotesError`` `.notFound` when the server has no such note.
+    public func edit(_ id: UUID, text: String) async throws -> Note {
+        guard case .edited(let note) = try await request(.edit(id, text)) else { throw unexpected() }
+        return note
+    }
+
+    /// Removes note `id`.
+    /// - Throws: ``NotesError`` `.notFound` when the server has no such note.
+    public func remove(_ id: UUID) async throws {
+        guard case .removed = try await request(.remove(id)) else { throw unexpected() }
+    }
+
+    /// Subscribes, and returns every change made after this call returns, by any client, until the connection
+    /// ends (then the stream fails with ``NotesError/Code/connectionFailed``) or ``close()``.
+    public func changes() async throws -> AsyncThrowingStream<NoteChange, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: NoteChange.self)
+        let ended = state.withLock { s -> NotesError? in
+            if s.ended == nil { s.changes.append(continuation) }
+            return s.ended
+        }
+        if let ended { throw ended }
+        guard case .subscribed = try await request(.subscribe) else { throw unexpected() }
+        return stream
+    }
+
+    /// Closes the connection: waiting requests fail with ``NotesError/Code/connectionFailed``, change streams
+    /// finish.
+    public func close() async {
+        state.withLock { $0.isClosing = true }
+        try? await connection.close()
+        await reader.withLock { $0 }?.value
+    }
+
+    private func request(_ message: NotesMessage) async throws -> NotesMessage {
+        let payload = try NotesWireFormat.encode(message, requestID: 0)
+        return try await withCheckedThrowingContinuation { continuation in
+            let id: UInt32? = state.withLock { s in
+                if let ended = s.ended {
+                    continuation.resume(throwing: ended)
+                    return nil
+                }
+                let id = s.table.begin()
+                s.waiters[id] = continuation
+                return id
+            }
+            guard let id else { return }
+            var frame = payload
+            frame.setInteger(id, at: frame.readerIndex + 1, endianness: .little)
+            let stx = STXFrame(destination: address.destination, source: address.source, payload: frame)
+            Task {
+                do {
+                    try await connection.write(stx, using: codec, timeout: .seconds(30))
+                } catch {
+                    let waiter = state.withLock { s in
+                        s.table.abandon(id)
+                        return s.waiters.removeValue(forKey: id)
+                    }
+                    waiter?.resume(throwing: NotesError(code: .connectionFailed, message: "\(error)"))
+                }
+            }
+        }
+    }
+
+    private func readReplies() async {
+        var failure = NotesError(code: .connectionFailed, message: "the server closed the connection")
+        do {
+            for try await frame in connection.frames(codec) {
+                let (requestID, message) = try NotesWireFormat.decode(frame.payload)
+                let completion = state.withLock { $0.table.received(requestID: requestID, message) }
+                switch completion {
+                case .reply(let id, let result):
+                    let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+                    waiter?.resume(with: result.mapError { $0 as any Error })
+                case .change(let change):
+                    for continuation in state.withLock({ $0.changes }) { continuation.yield(change) }
+                case .none:
+                    break
+                case .violation(let what):
+                    throw NotesError(code: .malformedMessage, message: what)
+                }
+            }
+        } catch let error as NotesError {
+            failure = NotesError(code: .connectionFailed, message: "\(error)")
+        } catch {
+            failure = NotesError(code: .connectionFailed, message: "\(error)")
+        }
+        try? await connection.close()
+        let (waiters, changes, isClosing) = state.withLock { s in
+            s.ended = failure
+            _ = s.table.ended()
+            defer {
+                s.waiters = [:]
+                s.changes = []
+            }
+            return (Array(s.waiters.values), s.changes, s.isClosing)
+        }
+        for waiter in waiters { waiter.resume(throwing: failure) }
+        for continuation in changes { continuation.finish(throwing: isClosing ? nil : failure) }
+    }
+
+    private func unexpected() -> NotesError {
+        NotesError(code: .malformedMessage, message: "a reply of the wrong kind")
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import NIOCore
+import Testing
+import TetherCore
+import TetherNotes
+import TetherSockets
+import TetherStore
+
+@Suite("The notes service over loopback: a SQLite server, remote clients, watchers, bad input", .timeLimit(.minutes(2)))
+struct NotesServiceTests {
+    @Test("add, list, edit, remove through the server, as the local store sees them")
+    func crud() async throws {
+        let service = try await NotesServiceFixture()
+        let client = try await service.client()
+        let milk = try await client.add("Buy milk")
+        let eggs = try await client.add("Eggs")
+        #expect(try await client.list() == [milk, eggs])
+        let edited = try await client.edit(milk.id, text: "Buy oat milk")
+        #expect(edited.content == "Buy oat milk" && edited.id == milk.id)
+        try await client.remove(eggs.id)
+        #expect(try await client.list() == [edited])
+        #expect(try await service.store.fetchAll() == [edited])
+        await client.close()
+        await service.stop()
+    }
+
+    @Test("an edit or a remove of a note that does not exist is notFound, and nothing changes")
+    func notFound() async throws {
+        let service = try await NotesServiceFixture()
+        let client = try await service.client()
+        let kept = try await client.add("kept")
+        let missing = UUID()
+        let edit = await #expect(throws: NotesError.self) { try await client.edit(missing, text: "x") }
+        #expect(edit?.code == .notFound)
+        let remove = await #expect(throws: NotesError.self) { try await client.remove(missing) }
+        #expect(remove?.code == .notFound)
+        #expect(try await service.store.fetchAll() == [kept])
+        await client.close()
+        await service.stop()
+    }
+
+    @Test("a watcher gets every change another client makes, in order")
+    func watcherSeesChanges() async throws {
+        let service = try await NotesServiceFixture()
+        let watcher = try await service.client()
+        let changes = try await watcher.changes()
+        let writer = try await service.client()
+        let note = try await writer.add("first")
+        let edited = try await writer.edit(note.id, text: "first, edited")
+        try await writer.remove(note.id)
+        var seen: [NoteChange] = []
+        for try await change in changes {
+            seen.append(change)
+            if seen.count == 3 { break }
+        }
+        #expect(seen == [.added(note), .edited(edited), .removed(note.id)])
+        await writer.close()
+        await watcher.close()
+        await service.stop()
+    }
+
+    @Test("a list longer than one frame arrives whole, in pages")
+    func longList() async throws {
+        let service = try await NotesServiceFixture()
+        let client = try await service.client()
+        var added: [Note] = []
+        for index in 0..<20 { added.append(try await client.add(String(repeating: "\(index % 10)", count: 8_000))) }
+        #expect(try await client.list() == added)
+        await client.close()
+        await service.stop()
+    }
+
+    @Test("a thousand subscribed clients on one server each get a change")
+    func aThousandSubscribers() async throws {
+        let service = try await NotesServiceFixture()
+        let count = 1_000
+        var clients: [RemoteNoteStore] = []
+        var streams: [AsyncThrowingStream<NoteChange, any Error>] = []
+        for _ in 0..<count {
+            let client = try await service.client()
+            clients.append(client)
+            streams.append(try await client.changes())
+        }
+        #expect(service.server.subscriberCount == count)
+        let note = try await clients[0].add("to everyone")
+        let received = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for stream in streams {
+                group.addTask {
+                    for try await change in stream { return change == .added(note) }
+                    return false
+                }
+            }
+            var received = 0
+            for try await got in group where got { received += 1 }
+            return received
+        }
+        #expect(received == count)
+        for client in clients { await client.close() }
+        await service.stop()
+    }
+}
