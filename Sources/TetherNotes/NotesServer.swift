@@ -13,7 +13,7 @@ import struct Foundation.UUID
 ///
 /// ```swift
 /// let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
-/// let server = NotesServer(store: try SQLiteStore<Note>(path: path))
+/// let server = NotesServer(store: try SQLiteStore<Note>(url: file, tableName: "Note"))
 /// try await server.serve(listener)  // until the listener closes
 /// ```
 ///
@@ -32,12 +32,26 @@ public final class NotesServer: Sendable {
     ///   - maxPayloadLength: the largest frame payload accepted; a header announcing more ends the connection with
     ///     an `.outOfStep` error. Default: the protocol's 65 535.
     ///   - logger: logs each connection's end and each failed request at `.debug`.
-    public init(
+    public convenience init(
         store: any RecordStore<Note>,
         maxPayloadLength: Int = NotesWireFormat.maxPayloadLength,
         logger: Logger = Logger(label: "tether.notes.server")
     ) {
-        self.dao = NoteDAO(store: store)
+        self.init(dao: NoteDAO(store: store), maxPayloadLength: maxPayloadLength, logger: logger)
+    }
+
+    /// A server on the store of `dao` (``NoteDAO/open(_:directory:)`` opens one of the app's store kinds).
+    /// - Parameters:
+    ///   - dao: the notes.
+    ///   - maxPayloadLength: the largest frame payload accepted; a header announcing more ends the connection with
+    ///     an `.outOfStep` error. Default: the protocol's 65 535.
+    ///   - logger: logs each connection's end and each failed request at `.debug`.
+    public init(
+        dao: NoteDAO,
+        maxPayloadLength: Int = NotesWireFormat.maxPayloadLength,
+        logger: Logger = Logger(label: "tether.notes.server")
+    ) {
+        self.dao = dao
         self.codec = STXFrameCodec(maxPayloadLength: maxPayloadLength)
         self.logger = logger
     }

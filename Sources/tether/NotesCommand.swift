@@ -1,13 +1,14 @@
 import ArgumentParser
 import Foundation
+import TetherNotes
 import TetherStore
 
 /// `tether notes add|list|edit|rm`: the seed's notes app on the command line, over `NoteDAO`.
 struct NotesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "notes",
-        abstract: "Add, list, edit and remove notes in a plist, archive or SQLite store.",
-        subcommands: [Add.self, List.self, Edit.self, Remove.self]
+        abstract: "Add, list, edit and remove notes in a plist, archive or SQLite store, or on a notes server.",
+        subcommands: [Add.self, List.self, Edit.self, Remove.self, Watch.self]
     )
 
     /// The store a notes subcommand works on.
@@ -33,6 +34,42 @@ struct NotesCommand: AsyncParsableCommand {
 
         @Flag(help: "Debug output on stderr.")
         var verbose = false
+
+        @Option(help: "A notes server (HOST:PORT, `tether serve --notes`) instead of a local store.")
+        var remote: String?
+
+        @OptionGroup var security: TLSOptions
+
+        func validate() throws {
+            if remote != nil && dir != nil { throw ValidationError("--remote and --dir exclude each other.") }
+            if remote == nil && security.tls { throw ValidationError("--tls needs --remote.") }
+            try security.check(server: false, udp: false)
+            if let remote { _ = try Self.hostAndPort(remote) }
+        }
+
+        /// `HOST:PORT` (an IPv6 host in brackets) split.
+        static func hostAndPort(_ text: String) throws -> (String, Int) {
+            guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+                (1...65_535).contains(port), colon != text.startIndex
+            else { throw ValidationError("--remote wants HOST:PORT, got '\(text)'") }
+            var host = String(text[..<colon])
+            if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+            return (host, port)
+        }
+
+        /// The store or the server the subcommand works on.
+        func openBackend() async throws -> NotesBackend {
+            guard let remote else { return .local(try await openDAO()) }
+            let (host, port) = try Self.hostAndPort(remote)
+            if verbose { Terminal.error("debug: notes server \(host):\(port)\(security.tls ? " (TLS)" : "")") }
+            do {
+                return .remote(
+                    try await RemoteNoteStore.connect(host: host, port: port, tls: security.clientSettings())
+                )
+            } catch let error as NotesError {
+                throw NotesFailure(message: error.message)
+            }
+        }
 
         /// Opens the DAO and runs the seed's first-launch step, as the seed app did at start.
         func openDAO() async throws -> NoteDAO {
@@ -60,9 +97,9 @@ struct NotesCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let dao = try await options.openDAO()
-                let note = Note(content: text)
-                try await dao.create(note)
+                let notes = try await options.openBackend()
+                let note = try await notes.add(text)
+                await notes.close()
                 Terminal.line(note.id.uuidString)
             }
         }
@@ -78,7 +115,9 @@ struct NotesCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let notes = try await options.openDAO().findAll()
+                let backend = try await options.openBackend()
+                let notes = try await backend.list()
+                await backend.close()
                 if json {
                     struct Entry: Encodable {
                         var id: String
@@ -117,13 +156,10 @@ struct NotesCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let dao = try await options.openDAO()
-                let probe = Note(id: UUID(uuidString: id)!, content: "")
-                guard var note = try await dao.findById(probe) else {
-                    throw NotesFailure(message: "no note \(id)")
-                }
-                note.content = text
-                try await dao.modify(note)
+                let notes = try await options.openBackend()
+                let found = try await notes.edit(UUID(uuidString: id)!, text: text)
+                await notes.close()
+                guard found else { throw NotesFailure(message: "no note \(id)") }
             }
         }
     }
@@ -142,22 +178,22 @@ struct NotesCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let dao = try await options.openDAO()
-                guard try await dao.remove(Note(id: UUID(uuidString: id)!, content: "")) else {
-                    throw NotesFailure(message: "no note \(id)")
-                }
+                let notes = try await options.openBackend()
+                let found = try await notes.remove(UUID(uuidString: id)!)
+                await notes.close()
+                guard found else { throw NotesFailure(message: "no note \(id)") }
             }
         }
     }
 }
 
 /// A runtime failure of a notes subcommand, reported as `error: <message>`.
-private struct NotesFailure: Error {
+struct NotesFailure: Error {
     var message: String
 }
 
 /// Runs `body`; a failure prints `error: …` on stderr and exits with status 1.
-private func reportingErrors(_ body: () async throws -> Void) async throws {
+func reportingErrors(_ body: () async throws -> Void) async throws {
     do {
         try await body()
     } catch let failure as NotesFailure {
@@ -166,10 +202,13 @@ private func reportingErrors(_ body: () async throws -> Void) async throws {
     } catch let error as StoreError {
         Terminal.error("error: \(error)")
         throw ExitCode.failure
+    } catch let error as NotesError {
+        Terminal.error("error: \(error)")
+        throw ExitCode.failure
     }
 }
 
-private func isoDate(_ date: Date) -> String {
+func isoDate(_ date: Date) -> String {
     let formatter = ISO8601DateFormatter()
     formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
     return formatter.string(from: date)

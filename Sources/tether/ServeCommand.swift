@@ -7,7 +7,7 @@ import TetherSockets
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Run an echo (default) or discard server until SIGINT/SIGTERM."
+        abstract: "Run an echo (default), discard or notes server until SIGINT/SIGTERM."
     )
 
     @Option(help: "The address to listen on.")
@@ -25,6 +25,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Serve UDP: echo each datagram to its sender.")
     var udp = false
 
+    @Flag(help: "Serve the notes service (STX frames; see the TetherNotes docs) on a local store.")
+    var notes = false
+
+    @Option(help: "With --notes: the store, plist, archive or sqlite.")
+    var store: NotesCommand.StoreOption = .sqlite
+
+    @Option(help: "With --notes: the folder of the store (default: the tether app's Documents folder).")
+    var dir: String?
+
     @OptionGroup var framing: FrameOptions
 
     @OptionGroup var security: TLSOptions
@@ -35,6 +44,9 @@ struct ServeCommand: AsyncParsableCommand {
         if echo && discard { throw ValidationError("--echo and --discard exclude each other.") }
         if !(0...65_535).contains(port) { throw ValidationError("--port must be within 0...65535.") }
         if udp && framing.frame != nil { throw ValidationError("--frame does not go with --udp.") }
+        if notes && (udp || echo || discard || framing.frame != nil) {
+            throw ValidationError("--notes does not go with --udp, --echo, --discard or --frame.")
+        }
         try security.check(server: true, udp: udp)
     }
 
@@ -42,6 +54,16 @@ struct ServeCommand: AsyncParsableCommand {
         Terminal.exitOnSignals()
         if udp {
             try await runUDPServe(host: host, port: port, discard: discard)
+            return
+        }
+        if notes {
+            try await ServeNotes.run(
+                host: host,
+                port: port,
+                store: store,
+                dir: dir,
+                tls: try security.serverSettings()
+            )
             return
         }
         let listener: TCPListener
