@@ -82,6 +82,39 @@ struct NotesCommandTests {
         )
     }
 
+    @Test("over TLS: a client trusting the server's certificate is served; a plaintext client fails, not hangs")
+    func overTLS() async throws {
+        let folder = FileManager.default.temporaryDirectory
+            .appendingPathComponent("TetherNotesTLS-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (cert, key) = (folder.appendingPathComponent("cert.pem").path, folder.appendingPathComponent("key.pem").path)
+        let made = try await CommandRun.run(
+            URL(fileURLWithPath: "/usr/bin/openssl"),
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1",
+                "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert,
+            ]
+        )
+        try #require(made.status == 0, "\(made.errors)")
+        let server = try Running([
+            "serve", "--notes", "--port", "0", "--dir", folder.path, "--tls", "--cert", cert, "--key", key,
+        ])
+        defer { server.process.terminate() }
+        let first = try await Running.lines(1, from: server.output).first ?? ""
+        #expect(first.hasSuffix(" (TLS)"))
+        let port = try #require(Int(first.dropFirst("listening on 127.0.0.1:".count).dropLast(" (TLS)".count)))
+        let remote = "127.0.0.1:\(port)"
+
+        let added = try await Self.notes(["add", "--remote", remote, "--tls", "--ca", cert, "secret"])
+        #expect(added.status == 0, "\(added.errors)")
+        let listed = try await Self.notes(["list", "--remote", remote, "--tls", "--ca", cert])
+        #expect(listed.output.contains("secret"))
+        let plain = try await Self.notes(["list", "--remote", remote])
+        #expect(plain.status == 1)
+        #expect(plain.errors.hasPrefix("error: "))
+    }
+
     @Test("--remote checks its argument, and a server that is not there is an error, not a hang")
     func badRemote() async throws {
         let malformed = try await Self.notes(["list", "--remote", "no-port"])

@@ -43,6 +43,28 @@ struct TCPConnectionFramesTests {
         try await connection.close()
     }
 
+    @Test("frames(_:timeout:): a frame that stops half-way times out, its bytes kept; the next iteration gets it whole")
+    func aFrameThatStopsHalfWayTimesOut() async throws {
+        let (connection, peer, listener) = try await connectAsync()
+        defer {
+            peer.close()
+            listener.close()
+        }
+        let vector: [UInt8] = [0x02, 0x01, 0x00, 0x02, 0x00, 0x02, 0x00, 0x68, 0x69, 0xDA]
+        peer.send(Array(vector[..<8]))
+        do {
+            for try await frame in connection.frames(STXFrameCodec(), timeout: .milliseconds(200)) {
+                Issue.record("a frame from 8 of its 10 bytes: \(frame)")
+            }
+            Issue.record("the iteration ended without a timeout")
+        } catch GCDAsyncSocketError.Code.readTimeout {}
+        peer.send(Array(vector[8...]))
+        var frames = connection.frames(STXFrameCodec(), timeout: .seconds(10)).makeAsyncIterator()
+        let frame = try #require(try await frames.next())
+        #expect(frame == STXFrame(destination: 1, source: 2, bytes: "hi".utf8))
+        try await connection.close()
+    }
+
     @Test func theContractVectorDecodesAndEncodes() async throws {
         let (connection, peer, listener) = try await connectAsync()
         defer {

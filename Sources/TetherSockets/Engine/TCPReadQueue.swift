@@ -90,7 +90,10 @@ struct TCPReadQueue<Task> {
             }
             if isBehindTLS(request.id) { return .awaitTLS }
             if case .frame(let operation) = request.waiter {
-                guard operation.attempt(&buffer, inputClosed: inputClosed) else { return .awaitBytes }
+                guard operation.attempt(&buffer, inputClosed: inputClosed) else {
+                    armTimerIfNeeded()
+                    return .awaitBytes
+                }
                 requests.removeFirst()
                 timer = nil
                 framesAhead = operation.decodedAhead

@@ -14,11 +14,16 @@ extension TCPConnection {
     ///     print(frame.destination, frame.payload.readableBytes)
     /// }
     /// ```
+    /// - Parameters:
+    ///   - codec: cuts the frames from the stream; each iteration continues from the state the last one left.
+    ///   - timeout: the longest wait for each frame that is not already buffered, nil for none. A header that
+    ///     announced bytes that never come then ends the iteration with `.readTimeout` instead of holding it for
+    ///     ever; the partial frame's bytes stay buffered.
     /// - Throws (from the iterator): the codec's `FramingError` — the offending bytes stay buffered, so
     ///   ``readAvailable(maxLength:timeout:)`` can drain them — `.truncatedFrame` when the stream ends inside a
-    ///   frame, or the ``GCDAsyncSocketError`` that ended the connection.
-    public func frames<Codec: FrameCodec>(_ codec: Codec) -> FrameSequence<Codec> {
-        FrameSequence(connection: self, codec: codec)
+    ///   frame, `.readTimeout` after `timeout`, or the ``GCDAsyncSocketError`` that ended the connection.
+    public func frames<Codec: FrameCodec>(_ codec: Codec, timeout: Duration? = nil) -> FrameSequence<Codec> {
+        FrameSequence(connection: self, codec: codec, timeout: timeout)
     }
 
     /// Encodes `frame` with `codec` and writes it.
@@ -40,8 +45,10 @@ extension TCPConnection {
     @usableFromInline
     func readFrame<Codec: FrameCodec>(
         _ codec: Codec,
-        batch: DecodedFrames<Codec>? = nil
+        batch: DecodedFrames<Codec>? = nil,
+        timeout: Duration? = nil
     ) async throws -> (Codec.Frame?, Codec) {
+        let timeout = timeout.map { TimeAmount($0) }
         let idBox = OperationID()
         let engine = self.engine
         let loop = channel.eventLoop
@@ -55,7 +62,7 @@ extension TCPConnection {
                         return
                     }
                     idBox.set(
-                        engine.value.enqueueRead(.available(maxLength: 0), timeout: nil, waiter: .frame(operation))
+                        engine.value.enqueueRead(.available(maxLength: 0), timeout: timeout, waiter: .frame(operation))
                     )
                 }
             }
@@ -72,10 +79,11 @@ extension TCPConnection {
         public typealias Element = Codec.Frame
         let connection: TCPConnection
         let codec: Codec
+        let timeout: Duration?
 
         /// Starts iterating with a fresh copy of the codec.
         public func makeAsyncIterator() -> AsyncIterator {
-            AsyncIterator(connection: connection, codec: codec)
+            AsyncIterator(connection: connection, codec: codec, timeout: timeout)
         }
 
         /// Iterates the frames.
@@ -93,10 +101,12 @@ extension TCPConnection {
             // Taken in the caller's module (inlinable, so specialized for its codec): a step that does not hop
             // costs a lock and a pop, not generic metadata lookups.
             @usableFromInline let batch = DecodedFrames<Codec>()
+            @usableFromInline let timeout: Duration?
 
-            init(connection: TCPConnection, codec: Codec) {
+            init(connection: TCPConnection, codec: Codec, timeout: Duration?) {
                 self.connection = connection
                 self.currentCodec = codec
+                self.timeout = timeout
             }
 
             /// The next frame; nil at the end of the stream on a frame boundary.
@@ -108,7 +118,7 @@ extension TCPConnection {
                     currentCodec = decoded.codec
                     return decoded.frame
                 }
-                let (frame, codec) = try await connection.readFrame(currentCodec, batch: batch)
+                let (frame, codec) = try await connection.readFrame(currentCodec, batch: batch, timeout: timeout)
                 currentCodec = codec
                 if frame == nil { finished = true }
                 return frame
