@@ -88,7 +88,9 @@ struct NotesCommandTests {
             .appendingPathComponent("TetherNotesTLS-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let (cert, key) = (folder.appendingPathComponent("cert.pem").path, folder.appendingPathComponent("key.pem").path)
+        let (cert, key) = (
+            folder.appendingPathComponent("cert.pem").path, folder.appendingPathComponent("key.pem").path
+        )
         let made = try await CommandRun.run(
             URL(fileURLWithPath: "/usr/bin/openssl"),
             [
