@@ -9,7 +9,7 @@ import struct Foundation.Date
 import struct Foundation.UUID
 
 /// The notes service: the seed's STX frames carrying the notes protocol (see <doc:NotesProtocol>) over TCP or TLS,
-/// on any ``RecordStore`` of notes.
+/// on any `RecordStore` of notes.
 ///
 /// ```swift
 /// let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
@@ -40,7 +40,7 @@ public final class NotesServer: Sendable {
         self.init(dao: NoteDAO(store: store), maxPayloadLength: maxPayloadLength, logger: logger)
     }
 
-    /// A server on the store of `dao` (``NoteDAO/open(_:directory:)`` opens one of the app's store kinds).
+    /// A server on the store of `dao` (`NoteDAO.open(_:directory:)` opens one of the app's store kinds).
     /// - Parameters:
     ///   - dao: the notes.
     ///   - maxPayloadLength: the largest frame payload accepted; a header announcing more ends the connection with

@@ -38,6 +38,10 @@ public final class RemoteNoteStore: Sendable {
 
     /// Connects to a notes server.
     /// - Parameters:
+    ///   - host: the server's name or address.
+    ///   - port: the server's port.
+    ///   - tls: when set, the connection is secured first (see `TLSSettings`).
+    ///   - timeout: the longest the connection (and a TLS handshake) may take.
     ///   - destination: the `dest` field of the frames sent (the server answers to the `src`).
     ///   - source: the `src` field of the frames sent.
     /// - Throws: ``NotesError`` `.connectionFailed` with the socket's error.

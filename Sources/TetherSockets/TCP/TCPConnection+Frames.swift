@@ -73,7 +73,7 @@ extension TCPConnection {
         }
     }
 
-    /// The frames of a connection; see ``TCPConnection/frames(_:)``.
+    /// The frames of a connection; see ``TCPConnection/frames(_:timeout:)``.
     public struct FrameSequence<Codec: FrameCodec>: AsyncSequence, Sendable {
         /// A decoded frame.
         public typealias Element = Codec.Frame
