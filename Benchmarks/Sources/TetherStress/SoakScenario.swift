@@ -1,0 +1,3 @@
+enum SoakScenario {
+    static func run(_ options: StressOptions) async throws -> Bool { false }
+}

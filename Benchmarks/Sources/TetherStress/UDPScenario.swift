@@ -1,0 +1,3 @@
+enum UDPScenario {
+    static func run(_ options: StressOptions) async throws -> Bool { false }
+}
