@@ -20,17 +20,38 @@ enum ProcessProbe {
         return entries.count - 1
     }
 
-    /// What each open descriptor points at (for a report when descriptors did not come back).
+    /// What the open descriptors point at, counted by kind (`anon_inode:[eventfd]`, `socket`, a path); a socket
+    /// is named by its line in `/proc/net/{tcp,tcp6,udp,udp6,unix}` when it has one.
     static func descriptorTargets() -> [String: Int] {
         var kinds: [String: Int] = [:]
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
         for entry in entries {
             guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(entry)")
             else { continue }
-            let kind = target.split(separator: ":").first.map(String.init) ?? target
-            kinds[kind.hasPrefix("/") ? target : kind, default: 0] += 1
+            if target.hasPrefix("socket:[") {
+                let inode = String(target.dropFirst(8).dropLast())
+                kinds["socket \(socketDescription(inode: inode))", default: 0] += 1
+            } else {
+                kinds[target, default: 0] += 1
+            }
         }
         return kinds
+    }
+
+    /// The table and local/remote fields of a socket's inode in /proc/net, or "?".
+    static func socketDescription(inode: String) -> String {
+        for table in ["tcp", "tcp6", "udp", "udp6", "unix"] {
+            guard let text = try? String(contentsOfFile: "/proc/net/\(table)", encoding: .utf8) else { continue }
+            for line in text.split(separator: "\n") {
+                let fields = line.split(separator: " ")
+                let inodeField = table == "unix" ? 6 : 9
+                if fields.count > inodeField, fields[inodeField] == inode {
+                    if table == "unix" { return "unix \(fields.count > 7 ? String(fields[7]) : "")" }
+                    return "\(table) \(fields[1]) → \(fields[2]) state \(fields[3])"
+                }
+            }
+        }
+        return "inode \(inode)"
     }
 
     /// CPU seconds (user, system) of this process, every thread, from `getrusage(RUSAGE_SELF)`.

@@ -17,7 +17,7 @@ final class StressPeer: @unchecked Sendable {
         process.standardOutput = output
         process.standardInput = input
         reader = LineReader(handle: output.fileHandleForReading)
-        try process.run()
+        try LaunchThread.shared.launch(process)
         guard let line = reader.nextLine(timeout: 30), line.hasPrefix("listening on 127.0.0.1:"),
             let port = Int(line.dropFirst("listening on 127.0.0.1:".count))
         else {

@@ -22,8 +22,12 @@ struct TLSMaterial {
         ]
         process.standardError = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
+        try LaunchThread.shared.launch(process)
+        // Polled, with a deadline: `waitUntilExit()` would run the calling thread's run loop, which Foundation
+        // then keeps (three descriptors) for the thread's life.
+        let deadline = Date().addingTimeInterval(30)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         guard process.terminationStatus == 0 else { throw StressError("openssl req failed") }
         return material
     }

@@ -26,6 +26,9 @@ default:
     print(StressOptions.usage)
     exit(options.command == "help" ? 0 : 2)
 }
+if ProcessInfo.processInfo.environment["TETHER_STRESS_FDS"] != nil {
+    for (kind, count) in ProcessProbe.descriptorTargets().sorted(by: { $0.key < $1.key }) { print("  fd: \(count) × \(kind)") }
+}
 print("\nresult: \(passed ? "PASS" : "FAIL")")
 exit(passed ? 0 : 1)
 
