@@ -10,7 +10,8 @@ final class GCDFaceClients: Sendable {
     private let ready = NIOLockedValueBox((ok: 0, failed: 0))
     private let ended = NIOLockedValueBox(0)
 
-    init(count: Int, port: Int, tls: TLSSettings?, control: RunControl, framesPerLife: Int? = nil, firstID: UInt32 = 0) {
+    init(count: Int, port: Int, tls: TLSSettings?, control: RunControl, framesPerLife: Int? = nil, firstID: UInt32 = 0)
+    {
         let queues = (0..<16).map { DispatchQueue(label: "stress.gcd-client.\($0)") }
         connections = (0..<count).map { index in
             GCDClientConnection(
@@ -31,7 +32,11 @@ final class GCDFaceClients: Sendable {
             let end = min(start + batch, connections.count)
             for connection in connections[start..<end] {
                 connection.connect(
-                    ready: { [ready] ok in ready.withLockedValue { ok ? ($0.ok += 1) : ($0.failed += 1) } },
+                    ready: { [ready] ok in
+                        ready.withLockedValue { counts in
+                            if ok { counts.ok += 1 } else { counts.failed += 1 }
+                        }
+                    },
                     end: { [ended] in ended.withLockedValue { $0 += 1 } }
                 )
             }

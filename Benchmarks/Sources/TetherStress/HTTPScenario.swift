@@ -36,7 +36,10 @@ enum HTTPScenario {
                         index += 1
                         let pick = Int.random(in: 0..<8)
                         let kind = pick < 4 ? "cached" : pick < 6 ? "validated" : "fresh"
-                        let key = kind == "cached" ? Int.random(in: 0..<256) : kind == "validated" ? Int.random(in: 0..<64) : worker * 1_000_000 + index
+                        let key =
+                            kind == "cached"
+                            ? Int.random(in: 0..<256)
+                            : kind == "validated" ? Int.random(in: 0..<64) : worker * 1_000_000 + index
                         let path = "/\(kind)/\(key)"
                         let request = URLRequest(
                             url: URL(string: "http://127.0.0.1:\(port)\(path)")!,
@@ -46,7 +49,10 @@ enum HTTPScenario {
                         let start = ProcessProbe.nanoseconds()
                         var failure: String?
                         do {
-                            let (data, response) = try await URLConnection.data(for: request, configuration: configuration)
+                            let (data, response) = try await URLConnection.data(
+                                for: request,
+                                configuration: configuration
+                            )
                             let status = (response as? HTTPURLResponse)?.statusCode ?? 0
                             if status != 200 {
                                 failure = "\(path): status \(status)"
@@ -75,7 +81,9 @@ enum HTTPScenario {
         let concurrency = options.int("--concurrency", default: 64)
         let duration = options.double("--duration", default: 30)
         print("\n== HTTP: \(concurrency) concurrent URLConnection loads with HTTPResponseCache, \(duration) s")
-        print("   mix: 1/2 /cached/0…255 (max-age=2, ETag), 1/4 /validated/0…63 (no-cache, ETag), 1/4 /fresh (no-store)")
+        print(
+            "   mix: 1/2 /cached/0…255 (max-age=2, ETag), 1/4 /validated/0…63 (no-cache, ETag), 1/4 /fresh (no-store)"
+        )
         let peer = try StressPeer(arguments: ["serve-http"])
         let cache = HTTPResponseCache(memoryCapacity: 8 << 20)
         let histogram = LatencyHistogram()
@@ -110,9 +118,19 @@ enum HTTPScenario {
         )
         print("latency per load: \(histogram.summary())")
         let clientCPU = (cpuEnd.user - cpuStart.user) + (cpuEnd.system - cpuStart.system)
-        print(String(format: "CPU: client %.1f s, server %.1f s beside %.1f s wall; load average %@", clientCPU, peerCPU, wall, ProcessProbe.loadAverage()))
+        print(
+            String(
+                format: "CPU: client %.1f s, server %.1f s beside %.1f s wall; load average %@",
+                clientCPU,
+                peerCPU,
+                wall,
+                ProcessProbe.loadAverage()
+            )
+        )
         let passed = result.errors == 0 && ended && served >= 0
-        print("check: errors \(result.errors)\(ended ? "" : ", loads still running at the deadline") → \(passed ? "PASS" : "FAIL")")
+        print(
+            "check: errors \(result.errors)\(ended ? "" : ", loads still running at the deadline") → \(passed ? "PASS" : "FAIL")"
+        )
         for error in result.firstErrors { print("  error: \(error)") }
         return passed
     }

@@ -54,7 +54,10 @@ final class HTTPStressHandler: ChannelInboundHandler {
         let bytes = body.map { ByteBuffer(string: $0) }
         if let bytes { headers.add(name: "Content-Length", value: String(bytes.readableBytes)) }
         if !request.isKeepAlive { headers.add(name: "Connection", value: "close") }
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))),
+            promise: nil
+        )
         if let bytes { context.write(wrapOutboundOut(.body(.byteBuffer(bytes))), promise: nil) }
         let keepAlive = request.isKeepAlive
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)

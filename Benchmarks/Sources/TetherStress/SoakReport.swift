@@ -68,7 +68,9 @@ struct SoakReport {
             rows.append(line)
         }
         let lastSeconds = samples.last?.seconds ?? 0
-        rows.append(String(format: "%7.1f MiB └", Double(low) / 1_048_576) + String(repeating: "─", count: samples.count))
+        rows.append(
+            String(format: "%7.1f MiB └", Double(low) / 1_048_576) + String(repeating: "─", count: samples.count)
+        )
         rows.append("              0 s … \(String(format: "%.0f", lastSeconds)) s, one column per sample")
         return rows.joined(separator: "\n")
     }

@@ -79,7 +79,13 @@ enum SoakScenario {
             }
         }
         // Delegate-face clients: TCP (b) and TLS (b).
-        let gcdClients = GCDFaceClients(count: connections, port: listenerPeer.port, tls: nil, control: tcpB, framesPerLife: 500)
+        let gcdClients = GCDFaceClients(
+            count: connections,
+            port: listenerPeer.port,
+            tls: nil,
+            control: tcpB,
+            framesPerLife: 500
+        )
         let gcdTLSClients = GCDFaceClients(
             count: tlsConnections,
             port: listenerTLSPeer.port,
@@ -148,7 +154,13 @@ enum SoakScenario {
             let last = report.samples.last!
             let frames = [tcpA, tcpB, tlsA, tlsB].map { $0.snapshot.tally.received }.reduce(0, +)
             print(
-                String(format: "  t %5.0f s: RSS %@, %d descriptors, peers %@, ", last.seconds, ProcessProbe.mib(last.resident), last.descriptors, ProcessProbe.mib(last.peersResident))
+                String(
+                    format: "  t %5.0f s: RSS %@, %d descriptors, peers %@, ",
+                    last.seconds,
+                    ProcessProbe.mib(last.resident),
+                    last.descriptors,
+                    ProcessProbe.mib(last.peersResident)
+                )
                     + "frames \(frames), HTTP loads \(httpTotals.withLockedValue { $0.loads }), "
                     + "store rounds \(storeTotals.withLockedValue { $0.rounds }), UDP floods \(udpFloods.withLockedValue { $0 }); "
                     + "load average \(ProcessProbe.loadAverage())"
@@ -187,7 +199,10 @@ enum SoakScenario {
         print("\nresident memory of this process over time:\n" + report.chart())
         var passed = true
         print("\nsummary after \(String(format: "%.0f", wall)) s:")
-        for (name, control) in [("TCP (a) GCD server / TCPConnection", tcpA), ("TCP (b) TCPListener / GCDAsyncSocket", tcpB), ("TLS (a) GCD server / TCPConnection", tlsA), ("TLS (b) TCPListener / GCDAsyncSocket", tlsB)] {
+        for (name, control) in [
+            ("TCP (a) GCD server / TCPConnection", tcpA), ("TCP (b) TCPListener / GCDAsyncSocket", tcpB),
+            ("TLS (a) GCD server / TCPConnection", tlsA), ("TLS (b) TCPListener / GCDAsyncSocket", tlsB),
+        ] {
             let totals = control.snapshot
             let ok = totals.clean && totals.errors == 0 && control.failedConnects == 0
             passed = passed && ok
@@ -216,28 +231,49 @@ enum SoakScenario {
         for error in http.firstErrors { print("    error: \(error)") }
         let stores = storeTotals.withLockedValue { $0 }
         passed = passed && stores.errors == 0
-        print("  stores: \(stores.rounds) rounds, \(stores.changes) changes, errors \(stores.errors) → \(stores.errors == 0 ? "ok" : "FAIL")")
+        print(
+            "  stores: \(stores.rounds) rounds, \(stores.changes) changes, errors \(stores.errors) → \(stores.errors == 0 ? "ok" : "FAIL")"
+        )
         for error in stores.firstErrors { print("    error: \(error)") }
         let serverCorrupted = peerStats.map { Int($0["corrupted"] ?? "0") ?? 0 }.reduce(0, +)
         passed = passed && serverCorrupted == 0
-        print("  servers: corrupted frames \(serverCorrupted); CPU (getrusage) " + peerStats.map { "\($0["cpu_user"] ?? "?")+\($0["cpu_sys"] ?? "?") s" }.joined(separator: ", "))
+        print(
+            "  servers: corrupted frames \(serverCorrupted); CPU (getrusage) "
+                + peerStats.map { "\($0["cpu_user"] ?? "?")+\($0["cpu_sys"] ?? "?") s" }.joined(separator: ", ")
+        )
         let everythingEnded = gcdEnded && gcdTLSEnded && asyncDone && othersDone
         passed = passed && everythingEnded
         print("  every client ended in time: \(everythingEnded)")
         let growthOK = report.growth < 0.05
         passed = passed && growthOK
         print(
-            String(format: "  memory after warm-up (%d of %d samples skipped): growth %+.1f %%, slope %+.2f MiB/min → %@", report.samples.count - report.steady.count, report.samples.count, report.growth * 100, report.slopeMiBPerMinute, growthOK ? "ok" : "FAIL")
+            String(
+                format: "  memory after warm-up (%d of %d samples skipped): growth %+.1f %%, slope %+.2f MiB/min → %@",
+                report.samples.count - report.steady.count,
+                report.samples.count,
+                report.growth * 100,
+                report.slopeMiBPerMinute,
+                growthOK ? "ok" : "FAIL"
+            )
         )
         passed = passed && descriptorsBack
-        print("  descriptors: baseline \(baselineDescriptors), at the end \(finalDescriptors) → \(descriptorsBack ? "ok" : "FAIL")")
+        print(
+            "  descriptors: baseline \(baselineDescriptors), at the end \(finalDescriptors) → \(descriptorsBack ? "ok" : "FAIL")"
+        )
         if !descriptorsBack {
             for (kind, count) in ProcessProbe.descriptorTargets().sorted(by: { $0.value > $1.value }) {
                 print("    \(count) × \(kind) (at the baseline \(baselineTargets[kind] ?? 0))")
             }
         }
         let cpu = ProcessProbe.cpuSeconds()
-        print(String(format: "  CPU of this process (getrusage): user %.1f s, sys %.1f s, beside %.0f s wall", cpu.user, cpu.system, wall))
+        print(
+            String(
+                format: "  CPU of this process (getrusage): user %.1f s, sys %.1f s, beside %.0f s wall",
+                cpu.user,
+                cpu.system,
+                wall
+            )
+        )
         return passed
     }
 }

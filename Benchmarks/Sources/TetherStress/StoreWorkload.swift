@@ -18,7 +18,8 @@ enum StoreWorkload {
 
     static func open(_ kind: String, url: URL) throws -> any RecordStore<Note> {
         switch kind {
-        case "plist-xml": return try PropertyListStore<Note>(url: url.appendingPathComponent("notes.plist"), format: .xml)
+        case "plist-xml":
+            return try PropertyListStore<Note>(url: url.appendingPathComponent("notes.plist"), format: .xml)
         case "plist-binary":
             return try PropertyListStore<Note>(url: url.appendingPathComponent("notes.bplist"), format: .binary)
         case "archive": return try ArchiveStore<Note>(url: url.appendingPathComponent("notes.archive"))

@@ -12,7 +12,9 @@ final class StressPeer: @unchecked Sendable {
     private let reader: LineReader
 
     init(arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
+        // The executable's real path (not /proc/self/exe, which would name the child "exe" in ps and top).
+        let path = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? "/proc/self/exe"
+        process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         process.standardOutput = output
         process.standardInput = input

@@ -141,9 +141,19 @@ enum TCPScenario {
         print("latency (send → echo, per frame): \(control.histogram.summary())")
         print(
             "CPU over the traffic: client "
-                + String(format: "%.1f s (user %.1f, sys %.1f)", clientCPU, cpuEnd.user - cpuStart.user, cpuEnd.system - cpuStart.system)
+                + String(
+                    format: "%.1f s (user %.1f, sys %.1f)",
+                    clientCPU,
+                    cpuEnd.user - cpuStart.user,
+                    cpuEnd.system - cpuStart.system
+                )
                 + String(format: ", server %.1f s", peerCPU)
-                + String(format: " = %.2f cores in all, beside %.1f s wall; load average %@", (clientCPU + peerCPU) / wall, wall, ProcessProbe.loadAverage())
+                + String(
+                    format: " = %.2f cores in all, beside %.1f s wall; load average %@",
+                    (clientCPU + peerCPU) / wall,
+                    wall,
+                    ProcessProbe.loadAverage()
+                )
                 + "; server getrusage over its life: user \(stats["cpu_user"] ?? "?") s, sys \(stats["cpu_sys"] ?? "?") s"
         )
         let serverCorrupted = Int(stats["corrupted"] ?? "0") ?? 0

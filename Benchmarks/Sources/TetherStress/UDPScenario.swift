@@ -103,7 +103,9 @@ enum UDPScenario {
                 ProcessProbe.loadAverage()
             )
         )
-        print("check: every datagram received once, intact and in order, or counted by the kernel → \(result.clean ? "PASS" : "FAIL")")
+        print(
+            "check: every datagram received once, intact and in order, or counted by the kernel → \(result.clean ? "PASS" : "FAIL")"
+        )
         return result.clean
     }
 }

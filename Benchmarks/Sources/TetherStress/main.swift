@@ -27,7 +27,9 @@ default:
     exit(options.command == "help" ? 0 : 2)
 }
 if ProcessInfo.processInfo.environment["TETHER_STRESS_FDS"] != nil {
-    for (kind, count) in ProcessProbe.descriptorTargets().sorted(by: { $0.key < $1.key }) { print("  fd: \(count) × \(kind)") }
+    for (kind, count) in ProcessProbe.descriptorTargets().sorted(by: { $0.key < $1.key }) {
+        print("  fd: \(count) × \(kind)")
+    }
 }
 print("\nresult: \(passed ? "PASS" : "FAIL")")
 exit(passed ? 0 : 1)
