@@ -35,6 +35,7 @@ final class LaunchThread: @unchecked Sendable {
         if let error = outcome.error { throw error }
     }
 
+    /// The launch's error, written on the launch thread before the semaphore is signalled.
     private final class Outcome: @unchecked Sendable {
         var error: (any Error)?
     }

@@ -35,6 +35,7 @@ final class LineReader: @unchecked Sendable {
         return result.line
     }
 
+    /// The line read, written by the reading thread before the semaphore is signalled.
     private final class ResultBox: @unchecked Sendable {
         var line: String?
     }
