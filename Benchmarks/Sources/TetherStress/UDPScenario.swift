@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import TetherSockets
 
@@ -79,7 +80,16 @@ enum UDPScenario {
         let size = options.int("--size", default: 64)
         print("\n== UDP: UDPSocket → GCDAsyncUdpSocket on 127.0.0.1, \(size)-byte datagrams, \(duration) s, unpaced")
         let cpuStart = ProcessProbe.cpuSeconds()
-        let result = try await flood(seconds: duration, size: size)
+        // Bounded as a whole: a send that never returned would otherwise hold the run.
+        let outcome = NIOLockedValueBox<Result?>(nil)
+        let finished = await Deadline.run(seconds: duration + 60) {
+            let result = try? await flood(seconds: duration, size: size)
+            outcome.withLockedValue { $0 = result }
+        }
+        guard finished, let result = outcome.withLockedValue({ $0 }) else {
+            print("check: the flood did not finish within \(Int(duration + 60)) s, or could not start → FAIL")
+            return false
+        }
         let cpuEnd = ProcessProbe.cpuSeconds()
         let received = result.tally.received
         print(
