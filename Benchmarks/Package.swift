@@ -29,6 +29,23 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
-        )
+        ),
+        // The load and soak tool of the reliability issue: `swift build -c release --product tether-stress`.
+        .executableTarget(
+            name: "tether-stress",
+            dependencies: [
+                .product(name: "TetherSockets", package: "Tether"),
+                .product(name: "TetherCore", package: "Tether"),
+                .product(name: "TetherHTTP", package: "Tether"),
+                .product(name: "TetherStore", package: "Tether"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            path: "Sources/TetherStress",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
     ]
 )

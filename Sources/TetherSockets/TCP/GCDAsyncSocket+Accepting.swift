@@ -114,8 +114,19 @@ extension GCDAsyncSocket {
         let group = eventLoopGroup
         for (fd, _) in descriptors {
             ServerBootstrap(group: group)
-                .serverChannelOption(.backlog, value: 1024)
+                .serverChannelOption(.backlog, value: ListeningSocket.backlog)
                 .childChannelOption(.allowRemoteHalfClosure, value: true)
+                .serverChannelInitializer { channel in
+                    // NIO's `withBoundSocket` calls `listen` again on the descriptor when it makes the channel, with
+                    // its default backlog of 128 (the option above is stored, not applied, once the channel exists).
+                    // Listening once more restores the original's 1024, so that a burst of connects is not cut down to
+                    // 129 queued clients whose SYNs beyond that are dropped and retried a second later.
+                    channel.eventLoop.makeCompletedFuture {
+                        guard listen(fd, ListeningSocket.backlog) == 0 else {
+                            throw GCDAsyncSocketError.posix(errno, function: "listen")
+                        }
+                    }
+                }
                 .childChannelInitializer { [self] channel in
                     channel.eventLoop.makeCompletedFuture {
                         try adoptAccepted(channel, listenerLife: life)
@@ -171,6 +182,9 @@ extension GCDAsyncSocket {
 /// Listening sockets made with plain system calls, so that bind errors throw synchronously and a listener accepts
 /// connections as soon as `accept` returns.
 enum ListeningSocket {
+    /// The kernel's queue of connections not yet accepted, as the original's `listen(fd, 1024)`.
+    static let backlog: Int32 = 1024
+
     static func open(_ address: SocketAddress) throws -> Int32 {
         let family: Int32
         switch address.protocol {
@@ -207,7 +221,7 @@ enum ListeningSocket {
             _ = close(fd)
             throw error
         }
-        guard listen(fd, 1024) == 0 else {
+        guard listen(fd, backlog) == 0 else {
             let error = GCDAsyncSocketError.posix(errno, function: "listen")
             _ = close(fd)
             throw error
