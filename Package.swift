@@ -212,6 +212,7 @@ let package = Package(
                 "TetherConcurrency", "TetherStore", "TetherPostgres", "TetherTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: swiftSettings
         ),

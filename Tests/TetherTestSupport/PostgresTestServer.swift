@@ -11,7 +11,9 @@ import Glibc
 /// As root (initdb and postgres refuse it) both run as the `postgres` system user, through `setpriv`, with the
 /// directory owned by it. The server is started by a shell that holds the read end of a pipe whose write end only
 /// this process has: when this process ends in any way (even SIGKILL) the shell reads end-of-file, stops the server
-/// (fast shutdown) and removes the directory. ``stop()`` does the same at once.
+/// (fast shutdown) and removes the directory. ``stop()`` does the same at once. (The shell cannot `wait` for the
+/// server: it inherits a signal mask blocking SIGCHLD from the test process's thread, so it watches for the server's
+/// `postmaster.pid` to go instead.)
 // Sendable: every property is a constant but `stopper`, which is used only under its lock.
 public final class PostgresTestServer: @unchecked Sendable {
     /// The loopback TCP port.
@@ -119,7 +121,8 @@ public final class PostgresTestServer: @unchecked Sendable {
             pg=$!
             read -r _ || true
             kill -INT "$pg" 2>/dev/null
-            wait "$pg"
+            i=0
+            while [ -e "$dir/data/postmaster.pid" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
             rm -rf "$dir"
             """
         let wrapper = ChildProcess()
