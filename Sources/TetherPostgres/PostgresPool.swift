@@ -27,6 +27,14 @@ public final class PostgresPool: Sendable {
         runner = Task { await client.run() }
     }
 
+    /// A pool whose client runs with `executor` as its task executor preference (the object stores' bridge).
+    init(configuration: PostgresConfiguration, executor: any TaskExecutor) {
+        self.configuration = configuration
+        let client = PostgresClient(configuration: configuration.clientConfiguration)
+        self.client = client
+        runner = Task(executorPreference: executor) { await client.run() }
+    }
+
     /// Starts a pool on the database at a `postgres://` URL.
     /// - Parameter url: The URL (see ``PostgresConfiguration``).
     /// - Throws: `StoreError.Code.invalidArgument` for a URL that is not a PostgreSQL URL.

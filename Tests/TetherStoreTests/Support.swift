@@ -103,6 +103,37 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
     }
 }
 
+/// The store types of a container; `postgres` is a database of its own (one per test directory) on the process's
+/// PostgreSQL test server, left out with a printed reason only where PostgreSQL is not installed.
+enum ContainerKind: String, CaseIterable, CustomStringConvertible, Sendable {
+    case sqlite, binary, inMemory, postgres
+
+    var description: String { rawValue }
+
+    /// Every kind this machine can run.
+    static let allCases: [ContainerKind] = [.sqlite, .binary, .inMemory] + (PostgresTestServer.isInstalled ? [.postgres] : [])
+    /// The kinds that survive reopening.
+    static let persistent: [ContainerKind] = allCases.filter { $0 != .inMemory }
+
+    func storeType(in directory: URL) -> PersistentContainer.StoreType {
+        switch self {
+        case .sqlite: .sqlite(directory.appendingPathComponent("Model.sqlite"))
+        case .binary: .binary(directory.appendingPathComponent("Model.binary"))
+        case .inMemory: .inMemory
+        case .postgres: .external("postgres")
+        }
+    }
+
+    /// A container of this kind in `directory` (not loaded yet); reopening the directory reopens the same store.
+    func container(name: String, model: ObjectModel, in directory: URL) async throws -> PersistentContainer {
+        guard self == .postgres else { return PersistentContainer(name: name, model: model, storeType: storeType(in: directory)) }
+        let server = try await PostgresTestServer.shared
+        let database = "o" + directory.lastPathComponent.suffix(36).lowercased().replacingOccurrences(of: "-", with: "")
+        try await server.createDatabase(database)
+        return PersistentContainer(name: name, model: model, postgres: try PostgresConfiguration(url: server.url(database: database)))
+    }
+}
+
 /// A record with a string id and a plain `Date`, for stores in general.
 struct Item: Codable, Identifiable, Sendable, Hashable {
     var id: String
