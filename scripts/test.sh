@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 swift build --build-tests || exit 1
 
-targets=(TetherCoreTests TetherSocketsTests TetherHTTPTests TetherReachabilityTests TetherStoreTests)
+targets=(TetherCoreTests TetherSocketsTests TetherHTTPTests TetherReachabilityTests TetherStoreTests TetherPostgresTests)
 passed=0
 failed=0
 status=0
