@@ -228,7 +228,8 @@ public struct PostgresConfiguration: Sendable {
             )
         }
         configuration.options.connectTimeout = .nanoseconds(
-            connectionTimeout.components.seconds * 1_000_000_000 + connectionTimeout.components.attoseconds / 1_000_000_000
+            connectionTimeout.components.seconds * 1_000_000_000 + connectionTimeout.components.attoseconds
+                / 1_000_000_000
         )
         return configuration
     }

@@ -28,7 +28,11 @@ final class PostgresObjectStore: ObjectStoreBackend {
         }
     }
 
-    private static func prepare(on connection: PostgresConnection, model: ObjectModel, storedModel: StoredModel)
+    private static func prepare(
+        on connection: PostgresConnection,
+        model: ObjectModel,
+        storedModel: StoredModel
+    )
         async throws
     {
         let logger = PostgresPool.logger
@@ -133,7 +137,10 @@ final class PostgresObjectStore: ObjectStoreBackend {
         }
     }
 
-    private static func apply(_ changes: ObjectChangeSet, on connection: PostgresConnection) async throws
+    private static func apply(
+        _ changes: ObjectChangeSet,
+        on connection: PostgresConnection
+    ) async throws
         -> [ObjectID: Int64]
     {
         let logger = PostgresPool.logger
@@ -197,7 +204,12 @@ final class PostgresObjectStore: ObjectStoreBackend {
         }
     }
 
-    private static func object(_ entityName: String, _ uuid: String, _ version: Int64, _ data: ByteBuffer) throws
+    private static func object(
+        _ entityName: String,
+        _ uuid: String,
+        _ version: Int64,
+        _ data: ByteBuffer
+    ) throws
         -> StoredObject
     {
         guard let uuid = UUID(uuidString: uuid) else {

@@ -166,7 +166,8 @@ where Record.ID: Codable & Sendable {
     public func count() async throws -> Int {
         let query: PostgresQuery = "SELECT count(*) FROM \(unescaped: table)"
         let count = try await pool.withConnection("count of \(tableName)") { connection in
-            try await connection.query(query, logger: PostgresPool.logger).decode(Int64.self).first(where: { _ in true })
+            try await connection.query(query, logger: PostgresPool.logger).decode(Int64.self).first(where: { _ in true }
+            )
         }
         return Int(count ?? 0)
     }
@@ -218,7 +219,11 @@ where Record.ID: Codable & Sendable {
             let blob = try encoder.encode(record)
             return (id, ByteBuffer(bytes: blob))
         } catch {
-            throw StoreError(code: .invalidArgument, message: "record \(record.id) cannot be encoded", underlying: error)
+            throw StoreError(
+                code: .invalidArgument,
+                message: "record \(record.id) cannot be encoded",
+                underlying: error
+            )
         }
     }
 

@@ -97,7 +97,10 @@ struct PostgresObjectContextTests {
         let objects = try reopened.viewContext.fetch(FetchRequest(entityName: "Note"))
         #expect(objects.map { $0["content"] } == [.string("old")])
         #expect(objects.first?["pinned"] == .boolean(true))
-        #expect(reopened.storeType == .external("postgres://tether@127.0.0.1:\(configuration.port)/\(configuration.database)"))
+        #expect(
+            reopened.storeType
+                == .external("postgres://tether@127.0.0.1:\(configuration.port)/\(configuration.database)")
+        )
     }
 
     @Test func aContainerOnAServerThatIsNotThereFailsToLoadWithIO() throws {

@@ -194,7 +194,9 @@ struct PostgresStoreTests {
     @Test func aServerThatIsNotThereIsAnIOErrorAtOnce() async throws {
         let port = try PostgresTestServer.freePort()
         let started = ContinuousClock.now
-        let pool = PostgresPool(configuration: try configuration("postgres://tether@127.0.0.1:\(port)/x?sslmode=disable"))
+        let pool = PostgresPool(
+            configuration: try configuration("postgres://tether@127.0.0.1:\(port)/x?sslmode=disable")
+        )
         let error = await expectStoreError(.io) { try await PostgresStore<Note>(pool: pool) }
         #expect(ContinuousClock.now - started < .seconds(5))
         #expect(error?.message.contains("127.0.0.1:\(port)") == true)

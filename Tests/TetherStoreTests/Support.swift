@@ -36,7 +36,8 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
     }()
 
     /// The kinds that survive reopening (a file, or a database).
-    static let persistent: [StoreKind] = [.sqlite, .plistXML, .plistBinary, .archive]
+    static let persistent: [StoreKind] =
+        [.sqlite, .plistXML, .plistBinary, .archive]
         + allCases.filter { $0 == .postgres }
     /// The kinds built on the journal engine.
     static let journaled: [StoreKind] = [.plistXML, .plistBinary, .archive]
@@ -111,7 +112,8 @@ enum ContainerKind: String, CaseIterable, CustomStringConvertible, Sendable {
     var description: String { rawValue }
 
     /// Every kind this machine can run.
-    static let allCases: [ContainerKind] = [.sqlite, .binary, .inMemory] + (PostgresTestServer.isInstalled ? [.postgres] : [])
+    static let allCases: [ContainerKind] =
+        [.sqlite, .binary, .inMemory] + (PostgresTestServer.isInstalled ? [.postgres] : [])
     /// The kinds that survive reopening.
     static let persistent: [ContainerKind] = allCases.filter { $0 != .inMemory }
 
@@ -126,11 +128,17 @@ enum ContainerKind: String, CaseIterable, CustomStringConvertible, Sendable {
 
     /// A container of this kind in `directory` (not loaded yet); reopening the directory reopens the same store.
     func container(name: String, model: ObjectModel, in directory: URL) async throws -> PersistentContainer {
-        guard self == .postgres else { return PersistentContainer(name: name, model: model, storeType: storeType(in: directory)) }
+        guard self == .postgres else {
+            return PersistentContainer(name: name, model: model, storeType: storeType(in: directory))
+        }
         let server = try await PostgresTestServer.shared
         let database = "o" + directory.lastPathComponent.suffix(36).lowercased().replacingOccurrences(of: "-", with: "")
         try await server.createDatabase(database)
-        return PersistentContainer(name: name, model: model, postgres: try PostgresConfiguration(url: server.url(database: database)))
+        return PersistentContainer(
+            name: name,
+            model: model,
+            postgres: try PostgresConfiguration(url: server.url(database: database))
+        )
     }
 }
 

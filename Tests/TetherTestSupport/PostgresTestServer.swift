@@ -111,10 +111,11 @@ public final class PostgresTestServer: @unchecked Sendable {
             asPostgres: true
         )
         let port = try freePort()
-        let postgres = privileged(binaries.appendingPathComponent("postgres").path) + [
-            "-D", data, "-p", "\(port)", "-k", directory.path, "-c", "listen_addresses=127.0.0.1",
-            "-c", "max_connections=400", "-c", "fsync=off", "-c", "shared_buffers=64MB",
-        ]
+        let postgres =
+            privileged(binaries.appendingPathComponent("postgres").path) + [
+                "-D", data, "-p", "\(port)", "-k", directory.path, "-c", "listen_addresses=127.0.0.1",
+                "-c", "max_connections=400", "-c", "fsync=off", "-c", "shared_buffers=64MB",
+            ]
         let script = """
             dir="$1"; shift
             "$@" </dev/null &
@@ -177,7 +178,8 @@ public final class PostgresTestServer: @unchecked Sendable {
     /// Runs one of PostgreSQL's programs to its end; throws with its output when it fails.
     private static func run(_ tool: String, _ arguments: [String], asPostgres: Bool) async throws {
         guard let binaries else { throw ServerError(message: unavailableReason) }
-        let command = asPostgres
+        let command =
+            asPostgres
             ? privileged(binaries.appendingPathComponent(tool).path)
             : [binaries.appendingPathComponent(tool).path]
         let process = ChildProcess()
