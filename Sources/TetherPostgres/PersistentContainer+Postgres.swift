@@ -5,7 +5,7 @@ extension PersistentContainer {
     /// transaction, and a save that lost a race to another container or process on the same objects fails with
     /// `StoreError.Code.conflict` (the stored `version` of each object is checked, rows locked while saving).
     ///
-    /// ``loadPersistentStores()`` creates the tables (`tether_metadata`, `tether_object`) or migrates the stored
+    /// `loadPersistentStores()` creates the tables (`tether_metadata`, `tether_object`) or migrates the stored
     /// model as the SQLite store does. Use one database (or schema) per container. The context's calls are
     /// synchronous: they wait for the database, on the calling thread.
     /// - Parameters:

@@ -14,8 +14,7 @@ import Glibc
 /// (fast shutdown) and removes the directory. ``stop()`` does the same at once. (The shell cannot `wait` for the
 /// server: it inherits a signal mask blocking SIGCHLD from the test process's thread, so it watches for the server's
 /// `postmaster.pid` to go instead.)
-// Sendable: every property is a constant but `stopper`, which is used only under its lock.
-public final class PostgresTestServer: @unchecked Sendable {
+public final class PostgresTestServer: Sendable {
     /// The loopback TCP port.
     public let port: Int
     /// The directory holding the data, the log and the unix socket `.s.PGSQL.<port>`.
