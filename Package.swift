@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "TetherReachability", targets: ["TetherReachability"]),
         .library(name: "TetherStore", targets: ["TetherStore"]),
         .library(name: "TetherNotes", targets: ["TetherNotes"]),
+        .library(name: "TetherPostgres", targets: ["TetherPostgres"]),
         .executable(name: "tether", targets: ["tether"]),
     ],
     dependencies: [
@@ -25,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.26.0"),
@@ -115,6 +117,19 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // A module of its own so that users of the file and SQLite stores never build postgres-nio.
+        .target(
+            name: "TetherPostgres",
+            dependencies: [
+                "TetherConcurrency", "TetherStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "tether",
             dependencies: [
@@ -197,7 +212,20 @@ let package = Package(
         ),
         .testTarget(
             name: "TetherStoreTests",
-            dependencies: ["TetherConcurrency", "TetherStore", "TetherTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "TetherConcurrency", "TetherStore", "TetherPostgres", "TetherTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TetherPostgresTests",
+            dependencies: [
+                "TetherConcurrency", "TetherStore", "TetherPostgres", "TetherTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

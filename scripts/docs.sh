@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-targets=(${TETHER_DOC_TARGETS:-TetherCore TetherSockets TetherHTTP TetherReachability TetherStore TetherNotes})
+targets=(${TETHER_DOC_TARGETS:-TetherCore TetherSockets TetherHTTP TetherReachability TetherStore TetherNotes TetherPostgres})
 args=()
 for target in "${targets[@]}"; do args+=(--target "$target"); done
 

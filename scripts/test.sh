@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 
 swift build --build-tests || exit 1
 
-targets=(TetherCoreTests TetherSocketsTests TetherHTTPTests TetherReachabilityTests TetherStoreTests TetherNotesTests)
+targets=(TetherCoreTests TetherSocketsTests TetherHTTPTests TetherReachabilityTests TetherStoreTests TetherNotesTests
+    TetherPostgresTests)
 passed=0
 failed=0
 status=0

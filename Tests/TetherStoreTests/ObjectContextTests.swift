@@ -5,21 +5,6 @@ import TetherTestSupport
 
 @testable import TetherStore
 
-/// The three store types of a container.
-enum ContainerKind: String, CaseIterable, CustomStringConvertible, Sendable {
-    case sqlite, binary, inMemory
-
-    var description: String { rawValue }
-
-    func storeType(in directory: URL) -> PersistentContainer.StoreType {
-        switch self {
-        case .sqlite: .sqlite(directory.appendingPathComponent("Model.sqlite"))
-        case .binary: .binary(directory.appendingPathComponent("Model.binary"))
-        case .inMemory: .inMemory
-        }
-    }
-}
-
 let notesModel = ObjectModel(entities: [
     EntityDescription(
         name: "Note",
@@ -63,11 +48,7 @@ struct ObjectContextTests {
         _ body: (PersistentContainer, URL) async throws -> T
     ) async throws -> T {
         try await withTemporaryDirectory { directory in
-            let container = PersistentContainer(
-                name: "Notes",
-                model: notesModel,
-                storeType: kind.storeType(in: directory)
-            )
+            let container = try await kind.container(name: "Notes", model: notesModel, in: directory)
             try container.loadPersistentStores()
             return try await body(container, directory)
         }
@@ -252,17 +233,13 @@ struct ObjectContextTests {
         }
     }
 
-    @Test(arguments: [ContainerKind.sqlite, .binary])
+    @Test(arguments: ContainerKind.persistent)
     func savedObjectsSurviveReopeningAndDatesStayExact(kind: ContainerKind) async throws {
         try await withTemporaryDirectory { directory in
             let date = Date(timeIntervalSince1970: 1_700_000_000.123456)
             let id: ObjectID
             do {
-                let container = PersistentContainer(
-                    name: "N",
-                    model: notesModel,
-                    storeType: kind.storeType(in: directory)
-                )
+                let container = try await kind.container(name: "N", model: notesModel, in: directory)
                 try container.loadPersistentStores()
                 id = try container.viewContext.insert(
                     entityName: "Note",
@@ -270,7 +247,7 @@ struct ObjectContextTests {
                 ).id
                 try container.viewContext.save()
             }
-            let container = PersistentContainer(name: "N", model: notesModel, storeType: kind.storeType(in: directory))
+            let container = try await kind.container(name: "N", model: notesModel, in: directory)
             try container.loadPersistentStores()
             let object = try #require(try container.viewContext.object(with: id))
             #expect(object["date"] == .date(date))
@@ -285,7 +262,7 @@ struct ObjectContextTests {
             let storeURL: URL
             switch storeType {
             case .sqlite(let url), .binary(let url): storeURL = url
-            case .inMemory: return
+            case .inMemory, .external: return
             }
             do {
                 let container = PersistentContainer(name: "N", model: notesModel, storeType: storeType)
@@ -326,7 +303,7 @@ struct ObjectContextTests {
             let url: URL
             switch storeType {
             case .sqlite(let file), .binary(let file): url = file
-            case .inMemory: return
+            case .inMemory, .external: return
             }
             let bytes = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31) })
             try bytes.write(to: url)

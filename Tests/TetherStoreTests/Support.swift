@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
 import Testing
+import TetherPostgres
+import TetherTestSupport
 
 @testable import TetherStore
 
@@ -15,19 +17,34 @@ func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async throws -> 
 }
 
 /// Every kind of record store, so that one suite runs over all of them.
+///
+/// `postgres` is a ``PostgresStore`` in a database of its own (one per test directory) on the process's PostgreSQL
+/// test server; it is left out, with a printed reason, only where PostgreSQL is not installed.
 enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
-    case memory, sqlite, sqliteInMemory, plistXML, plistBinary, archive
+    case memory, sqlite, sqliteInMemory, plistXML, plistBinary, archive, postgres
 
     var description: String { rawValue }
 
-    /// The kinds that live in a file and survive reopening.
-    static let persistent: [StoreKind] = [.sqlite, .plistXML, .plistBinary, .archive]
+    /// Every kind this machine can run.
+    static let allCases: [StoreKind] = {
+        let all: [StoreKind] = [.memory, .sqlite, .sqliteInMemory, .plistXML, .plistBinary, .archive]
+        guard PostgresTestServer.isInstalled else {
+            print("skipping the postgres store kind: \(PostgresTestServer.unavailableReason)")
+            return all
+        }
+        return all + [.postgres]
+    }()
+
+    /// The kinds that survive reopening (a file, or a database).
+    static let persistent: [StoreKind] =
+        [.sqlite, .plistXML, .plistBinary, .archive]
+        + allCases.filter { $0 == .postgres }
     /// The kinds built on the journal engine.
     static let journaled: [StoreKind] = [.plistXML, .plistBinary, .archive]
 
     func fileURL(in directory: URL) -> URL {
         switch self {
-        case .memory, .sqliteInMemory: directory.appendingPathComponent("unused")
+        case .memory, .sqliteInMemory, .postgres: directory.appendingPathComponent("unused")
         case .sqlite: directory.appendingPathComponent("store.sqlite")
         case .plistXML, .plistBinary: directory.appendingPathComponent("store.plist")
         case .archive: directory.appendingPathComponent("store.archive")
@@ -47,17 +64,23 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
         if waitingForRelease, StoreKind.journaled.contains(self) {
             try await waitUntilReleased(self.fileURL(in: directory))
         }
-        return try self.openOnce(R.self, in: directory)
+        return try await self.openOnce(R.self, in: directory)
     }
 
     private func openOnce<R: Codable & Identifiable & Sendable>(
         _: R.Type,
         in directory: URL
-    ) throws
+    ) async throws
         -> any RecordStore<R>
     where R.ID: Codable & Sendable {
         let url = fileURL(in: directory)
         switch self {
+        case .postgres:
+            // One database per test directory, so that reopening the directory reopens the same records.
+            let server = try await PostgresTestServer.shared
+            let name = "t" + directory.lastPathComponent.suffix(36).lowercased().replacingOccurrences(of: "-", with: "")
+            try await server.createDatabase(name)
+            return try await PostgresStore<R>(url: server.url(database: name))
         case .memory: return MemoryStore<R>()
         case .sqliteInMemory: return try SQLiteStore<R>.inMemory()
         case .sqlite: return try SQLiteStore<R>(url: url)
@@ -72,11 +95,50 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
     where R.ID: Codable & Sendable {
         switch store {
         case let store as SQLiteStore<R>: try await store.insert(contentsOf: records)
+        case let store as PostgresStore<R>: try await store.insert(contentsOf: records)
         case let store as PropertyListStore<R>: try await store.insert(contentsOf: records)
         case let store as ArchiveStore<R>: try await store.insert(contentsOf: records)
         default:
             for record in records { try await store.insert(record) }
         }
+    }
+}
+
+/// The store types of a container; `postgres` is a database of its own (one per test directory) on the process's
+/// PostgreSQL test server, left out with a printed reason only where PostgreSQL is not installed.
+enum ContainerKind: String, CaseIterable, CustomStringConvertible, Sendable {
+    case sqlite, binary, inMemory, postgres
+
+    var description: String { rawValue }
+
+    /// Every kind this machine can run.
+    static let allCases: [ContainerKind] =
+        [.sqlite, .binary, .inMemory] + (PostgresTestServer.isInstalled ? [.postgres] : [])
+    /// The kinds that survive reopening.
+    static let persistent: [ContainerKind] = allCases.filter { $0 != .inMemory }
+
+    func storeType(in directory: URL) -> PersistentContainer.StoreType {
+        switch self {
+        case .sqlite: .sqlite(directory.appendingPathComponent("Model.sqlite"))
+        case .binary: .binary(directory.appendingPathComponent("Model.binary"))
+        case .inMemory: .inMemory
+        case .postgres: .external("postgres")
+        }
+    }
+
+    /// A container of this kind in `directory` (not loaded yet); reopening the directory reopens the same store.
+    func container(name: String, model: ObjectModel, in directory: URL) async throws -> PersistentContainer {
+        guard self == .postgres else {
+            return PersistentContainer(name: name, model: model, storeType: storeType(in: directory))
+        }
+        let server = try await PostgresTestServer.shared
+        let database = "o" + directory.lastPathComponent.suffix(36).lowercased().replacingOccurrences(of: "-", with: "")
+        try await server.createDatabase(database)
+        return PersistentContainer(
+            name: name,
+            model: model,
+            postgres: try PostgresConfiguration(url: server.url(database: database))
+        )
     }
 }
 

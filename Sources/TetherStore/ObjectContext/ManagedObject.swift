@@ -7,7 +7,7 @@ public struct ManagedObject: Sendable, Hashable, Identifiable {
     /// The attribute values; an absent key is `nil`.
     public var values: [String: AttributeValue]
 
-    init(id: ObjectID, values: [String: AttributeValue]) {
+    package init(id: ObjectID, values: [String: AttributeValue]) {
         self.id = id
         self.values = values
     }

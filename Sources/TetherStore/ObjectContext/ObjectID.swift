@@ -7,7 +7,7 @@ public struct ObjectID: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The object's unique id.
     public let uuid: UUID
 
-    init(entityName: String, uuid: UUID = UUID()) {
+    package init(entityName: String, uuid: UUID = UUID()) {
         self.entityName = entityName
         self.uuid = uuid
     }

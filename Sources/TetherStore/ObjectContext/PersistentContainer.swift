@@ -20,6 +20,10 @@ public final class PersistentContainer: Sendable {
         case binary(URL)
         /// Memory only, for as long as the container lives.
         case inMemory
+        /// A store of another Tether module, described by the string (where it is, without a password): a
+        /// container made by that module (e.g. TetherPostgres's `PersistentContainer(name:model:postgres:)`) loads
+        /// it; a container created with it here cannot load.
+        case external(String)
     }
 
     /// The container's name.
@@ -31,6 +35,7 @@ public final class PersistentContainer: Sendable {
 
     let slot: BackendSlot
     private let view: ObjectContext
+    private let makeExternalBackend: (@Sendable () throws -> any ObjectStoreBackend)?
 
     /// Creates a container; call ``loadPersistentStores()`` before using a context.
     /// - Parameters:
@@ -41,6 +46,28 @@ public final class PersistentContainer: Sendable {
         self.name = name
         self.model = model
         self.storeType = storeType
+        self.makeExternalBackend = nil
+        let slot = BackendSlot()
+        self.slot = slot
+        self.view = ObjectContext(model: model, slot: slot)
+    }
+
+    /// A container on a store of another module of this package (`package` access: TetherPostgres).
+    /// - Parameters:
+    ///   - name: The container's name.
+    ///   - model: The schema.
+    ///   - description: Where the store is, for ``storeType``.
+    ///   - makeBackend: Opens the store (in ``loadPersistentStores()``).
+    package init(
+        name: String,
+        model: ObjectModel,
+        externalStore description: String,
+        makeBackend: @escaping @Sendable () throws -> any ObjectStoreBackend
+    ) {
+        self.name = name
+        self.model = model
+        self.storeType = .external(description)
+        self.makeExternalBackend = makeBackend
         let slot = BackendSlot()
         self.slot = slot
         self.view = ObjectContext(model: model, slot: slot)
@@ -53,9 +80,17 @@ public final class PersistentContainer: Sendable {
     public func loadPersistentStores() throws {
         try slot.load {
             switch storeType {
-            case .sqlite(let url): try SQLiteObjectStore(url: url, model: model)
-            case .binary(let url): try AtomicObjectStore(url: url, model: model)
-            case .inMemory: AtomicObjectStore(model: model)
+            case .sqlite(let url): return try SQLiteObjectStore(url: url, model: model)
+            case .binary(let url): return try AtomicObjectStore(url: url, model: model)
+            case .inMemory: return AtomicObjectStore(model: model)
+            case .external(let description):
+                guard let makeExternalBackend else {
+                    throw StoreError(
+                        code: .invalidArgument,
+                        message: "an external store (\(description)) is loaded by the module that made the container"
+                    )
+                }
+                return try makeExternalBackend()
             }
         }
     }

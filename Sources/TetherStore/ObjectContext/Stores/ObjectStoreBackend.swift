@@ -1,22 +1,31 @@
 import Foundation
 
 /// One stored object with its version (incremented by each saved update; the optimistic-locking token).
-struct StoredObject: Sendable, Identifiable, Codable {
-    var id: ObjectID
-    var values: [String: AttributeValue]
-    var version: Int64
+///
+/// `package`: the stores of other modules of this package (TetherPostgres) implement ``ObjectStoreBackend``.
+package struct StoredObject: Sendable, Identifiable, Codable {
+    package var id: ObjectID
+    package var values: [String: AttributeValue]
+    package var version: Int64
+
+    package init(id: ObjectID, values: [String: AttributeValue], version: Int64) {
+        self.id = id
+        self.values = values
+        self.version = version
+    }
 }
 
 /// The changes one `save()` writes, all or nothing.
-struct ObjectChangeSet: Sendable {
-    var inserted: [ManagedObject] = []
+package struct ObjectChangeSet: Sendable {
+    package var inserted: [ManagedObject] = []
     /// Updated objects with the version the context read (`nil`: never read, no check).
-    var updated: [(object: ManagedObject, expectedVersion: Int64?)] = []
-    var deleted: [(id: ObjectID, expectedVersion: Int64?)] = []
+    package var updated: [(object: ManagedObject, expectedVersion: Int64?)] = []
+    package var deleted: [(id: ObjectID, expectedVersion: Int64?)] = []
 }
 
-/// A persistent store behind a ``PersistentContainer``: SQLite, a binary file, or memory.
-protocol ObjectStoreBackend: Sendable {
+/// A persistent store behind a ``PersistentContainer``: SQLite, a binary file, memory, or (`package` access, for
+/// TetherPostgres) a store of another module of this package.
+package protocol ObjectStoreBackend: Sendable {
     /// The objects of an entity in insertion order.
     func objects(entityName: String) throws -> [StoredObject]
     /// One object, or `nil`.

@@ -1,7 +1,7 @@
-import Foundation
+package import Foundation
 
 /// The model as it is stored next to the data, to check and migrate at load.
-struct StoredModel: Codable, Equatable {
+package struct StoredModel: Codable, Equatable {
     struct Attribute: Codable, Equatable {
         var name: String
         var type: AttributeType
@@ -16,7 +16,7 @@ struct StoredModel: Codable, Equatable {
 
     var entities: [Entity]
 
-    init(_ model: ObjectModel) {
+    package init(_ model: ObjectModel) {
         entities = model.entities.map { entity in
             Entity(
                 name: entity.name,
@@ -29,7 +29,7 @@ struct StoredModel: Codable, Equatable {
 
     /// The default values to fill into existing objects to move from `self` to `model`, per entity.
     /// - Throws: `.incompatibleModel` for any change other than new entities and new optional or defaulted attributes.
-    func migration(to model: ObjectModel, url: URL?) throws -> [String: [String: AttributeValue]] {
+    package func migration(to model: ObjectModel, url: URL?) throws -> [String: [String: AttributeValue]] {
         var fills: [String: [String: AttributeValue]] = [:]
         func incompatible(_ reason: String) -> StoreError {
             StoreError(code: .incompatibleModel, message: "the stored model cannot be migrated: \(reason)", url: url)

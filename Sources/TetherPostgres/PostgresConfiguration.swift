@@ -1,0 +1,236 @@
+import Foundation
+public import NIOSSL
+public import PostgresNIO
+import TetherStore
+
+/// Where a ``PostgresStore`` finds its database and how it talks to it, usually read from a URL.
+///
+/// Accepted URLs (libpq's forms):
+/// - `postgres://user:password@host:port/database?sslmode=require` (`postgresql://` too); the port defaults to 5432,
+///   the database to the user name.
+/// - `postgres://user@/database?host=/run/postgresql` or `postgres://user@%2Frun%2Fpostgresql/database`: a unix
+///   socket; a directory means the socket `.s.PGSQL.<port>` in it, as libpq does.
+///
+/// `sslmode` is `disable`, `allow` or `prefer` (TLS if the server offers it, certificate not checked: libpq's
+/// default), `require` (TLS or fail, certificate not checked), `verify-ca` or `verify-full` (TLS with the system's
+/// trust roots, `verify-full` checking the host name too). A unix socket never uses TLS.
+public struct PostgresConfiguration: Sendable {
+    /// Whether and how to use TLS to the database.
+    public enum TLS: Sendable {
+        /// Plain TCP.
+        case disable
+        /// TLS if the server offers it, plain TCP if not.
+        case prefer(TLSConfiguration)
+        /// TLS, or the connection fails.
+        case require(TLSConfiguration)
+    }
+
+    /// The host name or address, or `nil` for a unix socket.
+    public var host: String?
+    /// The TCP port (also the number in a unix socket's name).
+    public var port: Int
+    /// The unix socket's path, or `nil` for TCP.
+    public var unixSocketPath: String?
+    /// The user to log in as.
+    public var username: String
+    /// The password, if the server asks for one.
+    public var password: String?
+    /// The database.
+    public var database: String
+    /// TLS to the database (TCP only).
+    public var tls: TLS
+    /// The most connections the store's pool opens at once.
+    public var maximumConnections: Int = 20
+    /// How long a call waits for a connection of the pool (the server being down or every connection busy) before it
+    /// fails with `StoreError.Code.io`; also the timeout of opening a connection.
+    public var connectionTimeout: Duration = .seconds(10)
+
+    /// A TCP configuration.
+    /// - Parameters:
+    ///   - host: The host name or address.
+    ///   - port: The TCP port.
+    ///   - username: The user to log in as.
+    ///   - password: The password, if any.
+    ///   - database: The database.
+    ///   - tls: TLS to the database.
+    public init(
+        host: String,
+        port: Int = 5432,
+        username: String,
+        password: String? = nil,
+        database: String,
+        tls: TLS = .disable
+    ) {
+        self.host = host
+        self.port = port
+        self.username = username
+        self.password = password
+        self.database = database
+        self.tls = tls
+    }
+
+    /// A unix-socket configuration.
+    /// - Parameters:
+    ///   - unixSocketPath: The socket file (e.g. `/run/postgresql/.s.PGSQL.5432`).
+    ///   - username: The user to log in as.
+    ///   - password: The password, if any.
+    ///   - database: The database.
+    public init(unixSocketPath: String, username: String, password: String? = nil, database: String) {
+        self.unixSocketPath = unixSocketPath
+        self.port = 5432
+        self.username = username
+        self.password = password
+        self.database = database
+        self.tls = .disable
+    }
+
+    /// Reads a configuration from a `postgres://` URL (see the type's documentation for the forms).
+    /// - Parameter string: The URL.
+    /// - Throws: `StoreError.Code.invalidArgument` when it is not such a URL (another scheme, no user, a bad port,
+    ///   an unknown `sslmode`).
+    public init(url string: String) throws {
+        func invalid(_ reason: String) -> StoreError {
+            StoreError(code: .invalidArgument, message: "not a PostgreSQL URL (\(reason)): \(Self.redacted(string))")
+        }
+        guard let components = URLComponents(string: string) else { throw invalid("unparsable") }
+        guard let scheme = components.scheme?.lowercased(), scheme == "postgres" || scheme == "postgresql" else {
+            throw invalid("the scheme must be postgres or postgresql")
+        }
+        guard let username = components.user, !username.isEmpty else { throw invalid("no user name") }
+        let query = Dictionary(
+            (components.queryItems ?? []).map { ($0.name.lowercased(), $0.value ?? "") },
+            uniquingKeysWith: { $1 }
+        )
+        if let unknown = query.keys.first(where: { !["sslmode", "host", "port"].contains($0) }) {
+            throw invalid("unknown parameter \(unknown)")
+        }
+        var port = components.port ?? 5432
+        if let text = query["port"] {
+            guard let number = Int(text) else { throw invalid("bad port \(text)") }
+            port = number
+        }
+        guard (1...65535).contains(port) else { throw invalid("port \(port) out of range") }
+        let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        guard !path.contains("/") else { throw invalid("the path must be just the database name") }
+        let database = path.isEmpty ? username : path
+        let host = query["host"] ?? components.host ?? ""
+        if host.hasPrefix("/") {
+            var socket = host
+            if !(socket as NSString).lastPathComponent.hasPrefix(".s.PGSQL.") {
+                socket = (socket as NSString).appendingPathComponent(".s.PGSQL.\(port)")
+            }
+            self.init(unixSocketPath: socket, username: username, password: components.password, database: database)
+            self.port = port
+            if let mode = query["sslmode"], !["disable", "allow", "prefer"].contains(mode) {
+                throw invalid("sslmode \(mode) over a unix socket")
+            }
+        } else {
+            guard !host.isEmpty else { throw invalid("no host") }
+            self.init(
+                host: host,
+                port: port,
+                username: username,
+                password: components.password,
+                database: database,
+                tls: try Self.tls(sslmode: query["sslmode"] ?? "prefer") ?? { throw invalid("unknown sslmode") }()
+            )
+        }
+    }
+
+    /// The TLS setting of a libpq `sslmode`, or `nil` for an unknown mode.
+    static func tls(sslmode: String) -> TLS? {
+        var unverified = TLSConfiguration.makeClientConfiguration()
+        unverified.certificateVerification = .none
+        switch sslmode {
+        case "disable": return .disable
+        case "allow", "prefer": return .prefer(unverified)
+        case "require": return .require(unverified)
+        case "verify-ca":
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            configuration.certificateVerification = .noHostnameVerification
+            return .require(configuration)
+        case "verify-full": return .require(.makeClientConfiguration())
+        default: return nil
+        }
+    }
+
+    /// The URL with its password replaced by `***`, for messages.
+    static func redacted(_ string: String) -> String {
+        guard var components = URLComponents(string: string), components.password != nil else { return string }
+        components.password = "***"
+        return components.string ?? string
+    }
+
+    /// Where the server is, for messages: `host:port` or the socket's path.
+    public var endpoint: String {
+        unixSocketPath ?? "\(host ?? ""):\(port)"
+    }
+
+    /// The configuration of postgres-nio's pool.
+    public var clientConfiguration: PostgresClient.Configuration {
+        var configuration: PostgresClient.Configuration
+        if let unixSocketPath {
+            configuration = .init(
+                unixSocketPath: unixSocketPath,
+                username: username,
+                password: password,
+                database: database
+            )
+        } else {
+            let clientTLS: PostgresClient.Configuration.TLS
+            switch tls {
+            case .disable: clientTLS = .disable
+            case .prefer(let settings): clientTLS = .prefer(settings)
+            case .require(let settings): clientTLS = .require(settings)
+            }
+            configuration = .init(
+                host: host ?? "",
+                port: port,
+                username: username,
+                password: password,
+                database: database,
+                tls: clientTLS
+            )
+        }
+        configuration.options.maximumConnections = maximumConnections
+        configuration.options.connectTimeout = connectionTimeout
+        return configuration
+    }
+
+    /// The configuration of one connection outside the pool (schema migrations).
+    func connectionConfiguration() throws -> PostgresConnection.Configuration {
+        var configuration: PostgresConnection.Configuration
+        if let unixSocketPath {
+            configuration = .init(
+                unixSocketPath: unixSocketPath,
+                username: username,
+                password: password,
+                database: database
+            )
+        } else {
+            let connectionTLS: PostgresConnection.Configuration.TLS
+            do {
+                switch tls {
+                case .disable: connectionTLS = .disable
+                case .prefer(let settings): connectionTLS = .prefer(try NIOSSLContext(configuration: settings))
+                case .require(let settings): connectionTLS = .require(try NIOSSLContext(configuration: settings))
+                }
+            } catch {
+                throw StoreError(code: .invalidArgument, message: "bad TLS configuration", underlying: error)
+            }
+            configuration = .init(
+                host: host ?? "",
+                port: port,
+                username: username,
+                password: password,
+                database: database,
+                tls: connectionTLS
+            )
+        }
+        configuration.options.connectTimeout = .nanoseconds(
+            connectionTimeout.components.seconds * 1_000_000_000 + connectionTimeout.components.attoseconds
+                / 1_000_000_000
+        )
+        return configuration
+    }
+}
