@@ -42,7 +42,8 @@ public struct FuzzInput {
     /// A length byte (0–15), then that many bytes (fewer at the end) decoded as UTF-8.
     public mutating func string() -> String {
         let count = Int(self.byte() % 16)
-        return String(decoding: (0..<min(count, self.bytes.count - self.offset)).map { _ in self.byte() }, as: UTF8.self)
+        let available = min(count, self.bytes.count - self.offset)
+        return String(decoding: (0..<available).map { _ in self.byte() }, as: UTF8.self)
     }
 
     /// Everything not yet read.

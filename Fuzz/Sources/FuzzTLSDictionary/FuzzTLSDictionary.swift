@@ -23,7 +23,7 @@ let levels = [
     kCFStreamSocketSecurityLevelNegotiatedSSL,
 ]
 
-/// A self-signed P-256 certificate for fuzz.example and its key, made for the fuzzer.
+/// A self-signed P-256 certificate for fuzz.example and its key, made for the fuzzer (`Certificate.swift`).
 let certificate = try! NIOSSLCertificate(bytes: Array(certificatePEM.utf8), format: .pem)
 let privateKey = try! NIOSSLPrivateKey(bytes: Array(privateKeyPEM.utf8), format: .pem)
 
@@ -47,7 +47,9 @@ func fuzzTLSDictionary(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     return 0
 }
 
-private func translate(_ dictionary: [String: Any]) -> Result<TLSDictionaryParsing.Translation, TLSDictionaryParsing.Refusal> {
+private func translate(
+    _ dictionary: [String: Any]
+) -> Result<TLSDictionaryParsing.Translation, TLSDictionaryParsing.Refusal> {
     Result { () throws(TLSDictionaryParsing.Refusal) in try TLSDictionaryParsing.translate(dictionary) }
 }
 
@@ -154,25 +156,3 @@ private func check(
         )
     }
 }
-
-private let certificatePEM = """
------BEGIN CERTIFICATE-----
-MIIBoTCCAUigAwIBAgIUKi5r3lDtELxnXbUWCAWDpbdK5ocwCgYIKoZIzj0EAwIw
-FzEVMBMGA1UEAwwMZnV6ei5leGFtcGxlMB4XDTI2MTEyNjE5MDg0N1oXDTM2MTEy
-MzE5MDg0N1owFzEVMBMGA1UEAwwMZnV6ei5leGFtcGxlMFkwEwYHKoZIzj0CAQYI
-KoZIzj0DAQcDQgAEDiqCEj0m4jKugvToGmTujRbNsOC1NKE2e1rR/J4C/MYZ2Hu1
-cb0IqX0JTIq1HA5tntHSd/qbn8kAHps27BqKsKNyMHAwHQYDVR0OBBYEFJZBO+dv
-edSR5xxgYxG8sIgJY8ZbMB8GA1UdIwQYMBaAFJZBO+dvedSR5xxgYxG8sIgJY8Zb
-MA8GA1UdEwEB/wQFMAMBAf8wHQYDVR0RBBYwFIIMZnV6ei5leGFtcGxlhwTAAAIB
-MAoGCCqGSM49BAMCA0cAMEQCICnYEZUlxFHrh/VGeXvhgk2kbPE+WHVTVLt9b4zG
-yJUSAiAZxg8uYOgSAcdr2KXrxmEbspN3c13HKCMYvgbkNvvuAA==
------END CERTIFICATE-----
-"""
-
-private let privateKeyPEM = """
------BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQglTLEjxQ5qjDQFkFj
-KeUztezvhrk8Nuch/+CPguT+F9ehRANCAAQOKoISPSbiMq6C9OgaZO6NFs2w4LU0
-oTZ7WtH8ngL8xhnYe7VxvQipfQlMirUcDm2e0dJ3+pufyQAemzbsGoqw
------END PRIVATE KEY-----
-"""
