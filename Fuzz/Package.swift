@@ -1,5 +1,5 @@
 // swift-tools-version: 6.1
-// libFuzzer targets for TetherCore's decoders: one executable per decoder.
+// libFuzzer targets for Tether's parsers of untrusted bytes: one executable per parser.
 // Build: swift build -c release -Xswiftc -sanitize=fuzzer,address   (or run ../scripts/fuzz.sh)
 import Foundation
 import PackageDescription
@@ -13,12 +13,17 @@ let swiftSettings: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 // the toolchain's lld links it.
 let fuzzerLinkerSettings: [LinkerSetting] = [.unsafeFlags(["-use-ld=lld"], .when(platforms: [.linux]))]
 
+func tether(_ product: String) -> Target.Dependency {
+    .product(name: product, package: rootPackage)
+}
+
 let package = Package(
     name: "TetherFuzz",
     platforms: [.macOS(.v13)],
     dependencies: [
         .package(path: ".."),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         .target(name: "CLibFuzzer"),
@@ -33,30 +38,51 @@ let package = Package(
         ),
         .executableTarget(
             name: "FuzzSTX",
-            dependencies: [
-                "FuzzSupport",
-                .product(name: "TetherCore", package: rootPackage),
-                .product(name: "NIOCore", package: "swift-nio"),
-            ],
+            dependencies: ["FuzzSupport", tether("TetherCore"), .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: swiftSettings,
             linkerSettings: fuzzerLinkerSettings
         ),
         .executableTarget(
             name: "FuzzLengthField",
-            dependencies: [
-                "FuzzSupport",
-                .product(name: "TetherCore", package: rootPackage),
-                .product(name: "NIOCore", package: "swift-nio"),
-            ],
+            dependencies: ["FuzzSupport", tether("TetherCore"), .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: swiftSettings,
             linkerSettings: fuzzerLinkerSettings
         ),
         .executableTarget(
             name: "FuzzDelimiter",
+            dependencies: ["FuzzSupport", tether("TetherCore"), .product(name: "NIOCore", package: "swift-nio")],
+            swiftSettings: swiftSettings,
+            linkerSettings: fuzzerLinkerSettings
+        ),
+        // Parsers of untrusted bytes outside TetherCore, through their `@_spi(Fuzzing)` entry points.
+        .executableTarget(
+            name: "FuzzCacheControl",
+            dependencies: ["FuzzSupport", tether("TetherHTTP")],
+            swiftSettings: swiftSettings,
+            linkerSettings: fuzzerLinkerSettings
+        ),
+        .executableTarget(
+            name: "FuzzAuthChallenge",
+            dependencies: ["FuzzSupport", tether("TetherHTTP")],
+            swiftSettings: swiftSettings,
+            linkerSettings: fuzzerLinkerSettings
+        ),
+        .executableTarget(
+            name: "FuzzRecordFile",
+            dependencies: ["FuzzSupport", tether("TetherStore")],
+            swiftSettings: swiftSettings,
+            linkerSettings: fuzzerLinkerSettings
+        ),
+        .executableTarget(
+            name: "FuzzNetlink",
+            dependencies: ["FuzzSupport", tether("TetherReachability")],
+            swiftSettings: swiftSettings,
+            linkerSettings: fuzzerLinkerSettings
+        ),
+        .executableTarget(
+            name: "FuzzTLSDictionary",
             dependencies: [
-                "FuzzSupport",
-                .product(name: "TetherCore", package: rootPackage),
-                .product(name: "NIOCore", package: "swift-nio"),
+                "FuzzSupport", tether("TetherSockets"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: swiftSettings,
             linkerSettings: fuzzerLinkerSettings

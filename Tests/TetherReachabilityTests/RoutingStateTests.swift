@@ -227,4 +227,30 @@ struct RoutingStateTests {
     func prefixesCoverTheRightAddresses(address: String, network: String, length: Int, covered: Bool) {
         #expect(Self.address(address).isCovered(by: Self.address(network), prefixLength: length) == covered)
     }
+
+    /// Found by FuzzNetlink: routes equal on prefix and metric (a unicast and an unreachable one, or two unicast ones
+    /// over different links) were searched in the order of the routes dictionary, so one state could give two
+    /// answers. They are now searched in a fixed order: the same answer whatever order the routes came in.
+    @Test func routesEqualOnPrefixAndMetricAreSearchedInAFixedOrder() {
+        let address = Self.address("192.0.2.1")
+        let pairs: [[Route]] = [
+            [
+                Self.route("192.0.2.0", prefix: 24, via: Self.wlan0, kind: .unreachable),
+                Self.route("192.0.2.0", prefix: 24, via: Self.eth0),
+            ],
+            [
+                Self.route("192.0.2.0", prefix: 24, via: Self.wlan0),
+                Self.route("192.0.2.0", prefix: 24, via: Self.eth0),
+            ],
+        ]
+        for routes in pairs {
+            let forward = RoutingState(links: [Self.eth0, Self.wlan0], routes: routes)
+            let backward = RoutingState(links: [Self.eth0, Self.wlan0], routes: routes.reversed())
+            let path = evaluate(forward, .addresses([address]))
+            #expect(path.interfaceName == "eth0")
+            for _ in 0..<20 {
+                #expect(evaluate(backward, .addresses([address])) == path)
+            }
+        }
+    }
 }

@@ -8,7 +8,7 @@ import Glibc
 import Darwin
 #endif
 
-/// Stops the fuzzer with a crash report when an invariant of the `FrameCodec` contract does not hold.
+/// Stops the fuzzer with a crash report when an invariant it checks does not hold.
 public func require(_ condition: Bool, _ message: @autoclosure () -> String) {
     if !condition {
         fatalError("invariant violated: \(message())")
@@ -34,6 +34,16 @@ public struct FuzzInput {
 
     public mutating func uint16() -> UInt16 {
         UInt16(self.byte()) << 8 | UInt16(self.byte())
+    }
+
+    /// Whether every byte has been read.
+    public var isAtEnd: Bool { self.offset >= self.bytes.count }
+
+    /// A length byte (0–15), then that many bytes (fewer at the end) decoded as UTF-8.
+    public mutating func string() -> String {
+        let count = Int(self.byte() % 16)
+        let available = min(count, self.bytes.count - self.offset)
+        return String(decoding: (0..<available).map { _ in self.byte() }, as: UTF8.self)
     }
 
     /// Everything not yet read.

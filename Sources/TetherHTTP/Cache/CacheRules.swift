@@ -11,21 +11,87 @@ enum CacheRules {
     /// The headers that can make a response storable (with a `max-age` directive, a date, or a validator).
     static let freshnessHeaderNames = ["Cache-Control", "Expires", "ETag", "Last-Modified"]
 
-    /// Parses `Cache-Control` into lowercased directive names and their (unquoted) values.
+    /// Parses `Cache-Control` into lowercased directive names and their values (RFC 9111 §5.2). A quoted-string
+    /// value is unquoted and unescaped, and the commas inside it do not separate directives. Works on Unicode
+    /// scalars: a quote or comma followed by a combining mark is still a quote or comma.
     static func directives(_ value: String?) -> [String: String] {
         guard let value else { return [:] }
         var result: [String: String] = [:]
-        for part in value.split(separator: ",") {
-            let pieces = part.split(separator: "=", maxSplits: 1)
-            guard let rawName = pieces.first else { continue }
-            let name = rawName.trimmingCharacters(in: .whitespaces).lowercased()
-            var argument = pieces.count > 1 ? pieces[1].trimmingCharacters(in: .whitespaces) : ""
-            if argument.hasPrefix("\""), argument.hasSuffix("\""), argument.count >= 2 {
-                argument = String(argument.dropFirst().dropLast())
+        for part in self.directiveParts(value) {
+            let equals = part.firstIndex(of: "=")
+            let name = String(Substring(part[..<(equals ?? part.endIndex)]))
+                .trimmingCharacters(in: .whitespaces).lowercased()
+            guard !name.isEmpty else { continue }
+            var argument = ""
+            if let equals {
+                argument = String(Substring(part[part.index(after: equals)...])).trimmingCharacters(in: .whitespaces)
             }
-            result[name] = argument
+            result[name] = self.unquoted(argument) ?? argument
         }
         return result
+    }
+
+    /// The comma-separated parts of a header value. A quoted string starts only where a directive's argument does
+    /// (after `=` and any spaces); commas inside it do not separate.
+    private static func directiveParts(_ value: String) -> [Substring.UnicodeScalarView] {
+        let scalars = Substring(value).unicodeScalars
+        var parts: [Substring.UnicodeScalarView] = []
+        var start = scalars.startIndex
+        var afterEquals = false
+        var argumentStarted = false
+        var inQuotes = false
+        var escaped = false
+        for index in scalars.indices {
+            let scalar = scalars[index]
+            if inQuotes {
+                if escaped {
+                    escaped = false
+                } else if scalar == "\\" {
+                    escaped = true
+                } else if scalar == "\"" {
+                    inQuotes = false
+                }
+                continue
+            }
+            switch scalar {
+            case ",":
+                parts.append(scalars[start..<index])
+                start = scalars.index(after: index)
+                afterEquals = false
+                argumentStarted = false
+            case "=" where !afterEquals:
+                afterEquals = true
+            case " ", "\t":
+                break
+            default:
+                if scalar == "\"" && afterEquals && !argumentStarted {
+                    inQuotes = true
+                }
+                argumentStarted = argumentStarted || afterEquals
+            }
+        }
+        parts.append(scalars[start...])
+        return parts
+    }
+
+    /// The contents of `text` if it is exactly one quoted-string, with its quoted-pairs unescaped; else nil.
+    private static func unquoted(_ text: String) -> String? {
+        var scalars = Substring(text).unicodeScalars
+        guard scalars.first == "\"" else { return nil }
+        scalars.removeFirst()
+        var result = String.UnicodeScalarView()
+        while let scalar = scalars.popFirst() {
+            switch scalar {
+            case "\\":
+                guard let escaped = scalars.popFirst() else { return nil }
+                result.append(escaped)
+            case "\"":
+                return scalars.isEmpty ? String(result) : nil
+            default:
+                result.append(scalar)
+            }
+        }
+        return nil
     }
 
     static func isStorable(request: URLRequest, statusCode: Int, headers: [String: String]) -> Bool {

@@ -35,11 +35,13 @@ public struct Note: Codable, Identifiable, Sendable, Hashable {
         content = try container.decode(String.self, forKey: .content)
     }
 
-    /// Encodes the note with `date` as seconds since 2001-01-01 UTC.
+    /// Encodes the note with `date` as seconds since 2001-01-01 UTC. A NaN date is written as the canonical NaN:
+    /// Foundation's binary property list encoder can trap on NaNs with other payloads (found by `FuzzRecordFile`).
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
-        try container.encode(date.timeIntervalSinceReferenceDate, forKey: .date)
+        let seconds = date.timeIntervalSinceReferenceDate
+        try container.encode(seconds.isNaN ? Double.nan : seconds, forKey: .date)
         try container.encode(content, forKey: .content)
     }
 }

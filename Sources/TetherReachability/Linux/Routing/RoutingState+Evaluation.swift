@@ -51,14 +51,13 @@ extension RoutingState {
                     $0.family == address.family && $0.table == table
                         && address.isCovered(by: $0.destination, prefixLength: Int($0.prefixLength))
                 }
-                .sorted {
-                    ($0.prefixLength, UInt32.max - $0.priority) > ($1.prefixLength, UInt32.max - $1.priority)
-                }
+                .sorted(by: Self.searchOrder)
             search: for route in candidates {
                 switch route.kind {
                 case .local:
                     // Local delivery goes through the loopback device; with it down nothing is delivered.
-                    guard let loopback = links.values.first(where: \.isLoopback), loopback.isUsable else {
+                    let loopback = links.values.filter(\.isLoopback).min { $0.index < $1.index }
+                    guard let loopback, loopback.isUsable else {
                         return nil
                     }
                     return loopback
@@ -77,6 +76,20 @@ extension RoutingState {
             }
         }
         return nil
+    }
+
+    /// Longest prefix first, then lowest metric; routes equal on both (which the kernel keeps, say a unicast and an
+    /// unreachable route) in a fixed order, so that one state always gives one answer (found by `FuzzNetlink`: the
+    /// order of the routes dictionary decided, and an evaluation could differ from the one before on the same state).
+    private static func searchOrder(_ lhs: Route, _ rhs: Route) -> Bool {
+        if lhs.prefixLength != rhs.prefixLength { return lhs.prefixLength > rhs.prefixLength }
+        if lhs.priority != rhs.priority { return lhs.priority < rhs.priority }
+        if lhs.typeOfService != rhs.typeOfService { return lhs.typeOfService < rhs.typeOfService }
+        if lhs.kind != rhs.kind { return lhs.kind.rawValue < rhs.kind.rawValue }
+        let left = lhs.nextHops.map(\.interfaceIndex)
+        let right = rhs.nextHops.map(\.interfaceIndex)
+        if left != right { return left.lexicographicallyPrecedes(right) }
+        return (lhs.destination?.bytes ?? []).lexicographicallyPrecedes(rhs.destination?.bytes ?? [])
     }
 
     /// The first next hop's link that is up and running.

@@ -50,6 +50,15 @@ where Record.ID: Codable & Sendable {
                 underlying: error
             )
         }
+        // XML 1.0 has no control characters but tab, line feed and carriage return, and Foundation writes them
+        // unescaped: the file would not read back (found by FuzzRecordFile). Refuse the record instead.
+        if format == .xml, data.contains(where: { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) {
+            throw StoreError(
+                code: .invalidArgument,
+                message: "a control character in \(what) cannot be stored in an XML property list (use .binary)",
+                url: url
+            )
+        }
         return data
     }
 }
