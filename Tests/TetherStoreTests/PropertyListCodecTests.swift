@@ -3,25 +3,24 @@ import Testing
 
 @testable import TetherStore
 
-/// The XML store file, with the input `FuzzRecordFile` found (FUZZING.md, "Bugs found").
+/// The property-list store files, with the input `FuzzRecordFile` found (FUZZING.md, "Bugs found").
 struct PropertyListCodecTests {
-    /// Found by FuzzRecordFile: a note whose content held a control character (here U+0003) was written to the XML
-    /// file unescaped, and the file then did not read back: the store would not open again. Such a record is now
-    /// refused with `.invalidArgument`; tab, line feed and carriage return still round-trip.
-    @Test func controlCharactersAreRefusedInXMLAndKeptInBinary() throws {
+    /// Found by FuzzRecordFile: a note whose text was exactly `$null` was written, and the file then did not read
+    /// back (Foundation's property-list decoder reads that string as nil): the store would not open again. Such a
+    /// record is now refused with `.invalidArgument`, in both formats; control characters, which the first diagnosis
+    /// blamed, round-trip in both.
+    @Test(arguments: [PropertyListSerialization.PropertyListFormat.xml, .binary])
+    func theNilMarkerIsRefusedAndControlCharactersRoundTrip(format: PropertyListSerialization.PropertyListFormat) throws {
         let url = URL(fileURLWithPath: "/tmp/notes.plist")
-        let xml = PropertyListCodec<Note>(format: .xml, url: url)
-        let bad = Note(content: "a\u{3}b\u{0}c")
-        #expect(throws: StoreError.self) { try xml.encodeFile([bad]) }
-        do {
-            _ = try xml.encodeEntry(bad)
-            Issue.record("a journal entry with a control character was written")
-        } catch let error as StoreError {
-            #expect(error.code == .invalidArgument)
-        }
-        let fine = Note(content: "tab\there\r\nline")
-        #expect(try xml.decodeFile(xml.encodeFile([fine])) == [fine])
-        let binary = PropertyListCodec<Note>(format: .binary, url: url)
-        #expect(try binary.decodeFile(binary.encodeFile([bad])) == [bad])
+        let codec = PropertyListCodec<Note>(format: format, url: url)
+        let marker = Note(content: "$null")
+        let error = try #require(throws: StoreError.self) { try codec.encodeFile([Note(content: "kept"), marker]) }
+        #expect(error.code == .invalidArgument)
+        let entry = try #require(throws: StoreError.self) { try codec.encodeEntry(marker) }
+        #expect(entry.code == .invalidArgument)
+        let fine = [
+            Note(content: "a\u{3}b\u{0}c\u{8}"), Note(content: "tab\there\r\nline"), Note(content: "costs $5"),
+        ]
+        #expect(try codec.decodeFile(codec.encodeFile(fine)) == fine)
     }
 }

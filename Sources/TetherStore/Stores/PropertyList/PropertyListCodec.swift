@@ -50,14 +50,21 @@ where Record.ID: Codable & Sendable {
                 underlying: error
             )
         }
-        // XML 1.0 has no control characters but tab, line feed and carriage return, and Foundation writes them
-        // unescaped: the file would not read back (found by FuzzRecordFile). Refuse the record instead.
-        if format == .xml, data.contains(where: { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) {
-            throw StoreError(
-                code: .invalidArgument,
-                message: "a control character in \(what) cannot be stored in an XML property list (use .binary)",
-                url: url
-            )
+        // Foundation's property-list decoder reads the string "$null" as nil (its marker for a nil value), in XML
+        // and binary files alike: a record holding that text would make the file unreadable (found by
+        // FuzzRecordFile). Where the marker appears, check that the records read back, and refuse them if not.
+        if data.range(of: Data("$null".utf8)) != nil {
+            do {
+                _ = try PropertyListDecoder().decode([Record].self, from: data)
+            } catch {
+                throw StoreError(
+                    code: .invalidArgument,
+                    message: "\(what) cannot be read back from a property list (Foundation reads the text \"$null\" "
+                        + "as nil); an ArchiveStore or SQLiteStore keeps it",
+                    url: url,
+                    underlying: error
+                )
+            }
         }
         return data
     }
