@@ -10,7 +10,8 @@ struct PropertyListCodecTests {
     /// record is now refused with `.invalidArgument`, in both formats; control characters, which the first diagnosis
     /// blamed, round-trip in both.
     @Test(arguments: [PropertyListSerialization.PropertyListFormat.xml, .binary])
-    func theNilMarkerIsRefusedAndControlCharactersRoundTrip(format: PropertyListSerialization.PropertyListFormat) throws {
+    func theNilMarkerIsRefusedAndControlCharactersRoundTrip(format: PropertyListSerialization.PropertyListFormat) throws
+    {
         let url = URL(fileURLWithPath: "/tmp/notes.plist")
         let codec = PropertyListCodec<Note>(format: format, url: url)
         let marker = Note(content: "$null")
