@@ -168,7 +168,7 @@ let package = Package(
         ),
         .target(
             name: "TetherTestSupport",
-            dependencies: ["TetherConcurrency"],
+            dependencies: ["TetherConcurrency", "TetherStore"],
             path: "Tests/TetherTestSupport",
             swiftSettings: swiftSettings
         ),

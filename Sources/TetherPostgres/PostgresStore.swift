@@ -52,7 +52,8 @@ where Record.ID: Codable & Sendable {
     /// Adds a record at the end.
     /// - Throws: `StoreError.Code.duplicateID` if a record with this id exists.
     public func insert(_ record: Record) async throws {
-        let (id, blob) = try encode(record)
+        let (id, data) = try RecordRowCoding<Record>.encode(record)
+        let blob = ByteBuffer(bytes: data)
         let query: PostgresQuery =
             "INSERT INTO \(unescaped: table) (id, record) VALUES (\(id), \(blob)) ON CONFLICT (id) DO NOTHING RETURNING seq"
         if try await changedRows(query, "insert into \(tableName)") == 0 {
@@ -63,7 +64,8 @@ where Record.ID: Codable & Sendable {
     /// Replaces the record with the same id, keeping its position.
     /// - Throws: `StoreError.Code.notFound` if no record has this id.
     public func update(_ record: Record) async throws {
-        let (id, blob) = try encode(record)
+        let (id, data) = try RecordRowCoding<Record>.encode(record)
+        let blob = ByteBuffer(bytes: data)
         let query: PostgresQuery =
             "UPDATE \(unescaped: table) SET record = \(blob), version = version + 1 WHERE id = \(id) RETURNING seq"
         if try await changedRows(query, "update of \(tableName)") == 0 {
@@ -82,7 +84,8 @@ where Record.ID: Codable & Sendable {
     ///   `StoreError.Code.notFound` when there is no such record (any more).
     @discardableResult
     public func update(_ record: Record, expectedVersion: Int64) async throws -> Int64 {
-        let (id, blob) = try encode(record)
+        let (id, data) = try RecordRowCoding<Record>.encode(record)
+        let blob = ByteBuffer(bytes: data)
         let table = table
         let name = tableName
         let version = try await pool.withConnection("update of \(name)") { connection -> Int64? in
@@ -112,7 +115,8 @@ where Record.ID: Codable & Sendable {
 
     /// Inserts the record, or replaces the record with the same id keeping its position.
     public func upsert(_ record: Record) async throws {
-        let (id, blob) = try encode(record)
+        let (id, data) = try RecordRowCoding<Record>.encode(record)
+        let blob = ByteBuffer(bytes: data)
         let query: PostgresQuery = """
             INSERT INTO \(unescaped: table) AS t (id, record) VALUES (\(id), \(blob))
             ON CONFLICT (id) DO UPDATE SET record = excluded.record, version = t.version + 1 RETURNING seq
@@ -124,7 +128,7 @@ where Record.ID: Codable & Sendable {
     /// - Returns: `false` if there was nothing to delete.
     @discardableResult
     public func delete(id: Record.ID) async throws -> Bool {
-        let key = try encodeID(id)
+        let key = try RecordRowCoding<Record>.encodeID(id)
         let query: PostgresQuery = "DELETE FROM \(unescaped: table) WHERE id = \(key) RETURNING seq"
         return try await changedRows(query, "delete from \(tableName)") > 0
     }
@@ -142,7 +146,9 @@ where Record.ID: Codable & Sendable {
             return blobs
         }
         let decoder = JSONDecoder()
-        return try blobs.map { try decode($0, with: decoder) }
+        return try blobs.map {
+            try RecordRowCoding<Record>.decode(Data($0.readableBytesView), with: decoder, table: tableName)
+        }
     }
 
     /// The record with this id, or `nil`.
@@ -152,14 +158,17 @@ where Record.ID: Codable & Sendable {
 
     /// The record with this id and its version (for ``update(_:expectedVersion:)``), or `nil`.
     public func fetchOneWithVersion(id: Record.ID) async throws -> (record: Record, version: Int64)? {
-        let key = try encodeID(id)
+        let key = try RecordRowCoding<Record>.encodeID(id)
         let query: PostgresQuery = "SELECT record, version FROM \(unescaped: table) WHERE id = \(key)"
         let row = try await pool.withConnection("read of \(tableName)") { connection in
             try await connection.query(query, logger: PostgresPool.logger).decode((ByteBuffer, Int64).self)
                 .first(where: { _ in true })
         }
         guard let (blob, version) = row else { return nil }
-        return (try decode(blob, with: JSONDecoder()), version)
+        return (
+            try RecordRowCoding<Record>.decode(Data(blob.readableBytesView), with: JSONDecoder(), table: tableName),
+            version
+        )
     }
 
     /// The number of records.
@@ -179,7 +188,7 @@ where Record.ID: Codable & Sendable {
     ///   unchanged.
     public func insert(contentsOf records: [Record]) async throws {
         guard !records.isEmpty else { return }
-        let encoded = try records.map { try encode($0) }
+        let encoded = try records.map { try RecordRowCoding<Record>.encode($0) }
         let table = table
         // Rows go in chunks of arrays (one statement each, not one per row); `WITH ORDINALITY` keeps their order.
         let chunks = stride(from: 0, to: encoded.count, by: 10_000).map {
@@ -188,7 +197,7 @@ where Record.ID: Codable & Sendable {
         try await pool.withTransaction("bulk insert into \(tableName)") { connection in
             for chunk in chunks {
                 let ids = chunk.map(\.0)
-                let blobs = chunk.map(\.1)
+                let blobs = chunk.map { ByteBuffer(bytes: $0.blob) }
                 try await connection.query(
                     """
                     INSERT INTO \(unescaped: table) (id, record)
@@ -208,44 +217,6 @@ where Record.ID: Codable & Sendable {
             var count = 0
             for try await _ in try await connection.query(query, logger: PostgresPool.logger) { count += 1 }
             return count
-        }
-    }
-
-    private func encode(_ record: Record) throws -> (String, ByteBuffer) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        do {
-            let id = try String(decoding: encoder.encode(record.id), as: UTF8.self)
-            let blob = try encoder.encode(record)
-            return (id, ByteBuffer(bytes: blob))
-        } catch {
-            throw StoreError(
-                code: .invalidArgument,
-                message: "record \(record.id) cannot be encoded",
-                underlying: error
-            )
-        }
-    }
-
-    private func encodeID(_ id: Record.ID) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        do {
-            return try String(decoding: encoder.encode(id), as: UTF8.self)
-        } catch {
-            throw StoreError(code: .invalidArgument, message: "id \(id) cannot be encoded", underlying: error)
-        }
-    }
-
-    private func decode(_ blob: ByteBuffer, with decoder: JSONDecoder) throws -> Record {
-        do {
-            return try decoder.decode(Record.self, from: Data(blob.readableBytesView))
-        } catch {
-            throw StoreError(
-                code: .corruptData,
-                message: "a row of table \(tableName) cannot be decoded as \(Record.self)",
-                underlying: error
-            )
         }
     }
 }

@@ -150,26 +150,6 @@ struct Item: Codable, Identifiable, Sendable, Hashable {
     var score: Double = 0
 }
 
-/// Expects `body` to throw a `StoreError` with `code`; returns it.
-@discardableResult
-func expectStoreError<T>(
-    _ code: StoreError.Code,
-    sourceLocation: SourceLocation = #_sourceLocation,
-    _ body: () async throws -> T
-) async -> StoreError? {
-    do {
-        _ = try await body()
-        Issue.record("expected StoreError(\(code)), got success", sourceLocation: sourceLocation)
-        return nil
-    } catch let error as StoreError {
-        #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
-        return error
-    } catch {
-        Issue.record("expected StoreError(\(code)), got \(error)", sourceLocation: sourceLocation)
-        return nil
-    }
-}
-
 /// The bytes of a file.
 func contents(of url: URL) throws -> Data {
     try Data(contentsOf: url)

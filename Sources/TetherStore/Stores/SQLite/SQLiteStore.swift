@@ -90,7 +90,7 @@ where Record.ID: Codable & Sendable {
     /// Adds a record at the end.
     /// - Throws: ``StoreError/Code/duplicateID`` if a record with this id exists.
     public func insert(_ record: Record) async throws {
-        let (id, blob) = try encode(record)
+        let (id, blob) = try RecordRowCoding<Record>.encode(record)
         let sql = "INSERT INTO \(table.quotedDatabaseIdentifier) (id, record) VALUES (?, ?) ON CONFLICT(id) DO NOTHING"
         let changed = try await write { db in
             try db.execute(sql: sql, arguments: [id, blob])
@@ -104,7 +104,7 @@ where Record.ID: Codable & Sendable {
     /// Replaces the record with the same id, keeping its position.
     /// - Throws: ``StoreError/Code/notFound`` if no record has this id.
     public func update(_ record: Record) async throws {
-        let (id, blob) = try encode(record)
+        let (id, blob) = try RecordRowCoding<Record>.encode(record)
         let sql = "UPDATE \(table.quotedDatabaseIdentifier) SET record = ? WHERE id = ?"
         let changed = try await write { db in
             try db.execute(sql: sql, arguments: [blob, id])
@@ -117,7 +117,7 @@ where Record.ID: Codable & Sendable {
 
     /// Inserts the record, or replaces the record with the same id keeping its position (rowid).
     public func upsert(_ record: Record) async throws {
-        let (id, blob) = try encode(record)
+        let (id, blob) = try RecordRowCoding<Record>.encode(record)
         let sql =
             "INSERT INTO \(table.quotedDatabaseIdentifier) (id, record) VALUES (?, ?) "
             + "ON CONFLICT(id) DO UPDATE SET record = excluded.record"
@@ -131,7 +131,7 @@ where Record.ID: Codable & Sendable {
     /// - Returns: `false` if there was nothing to delete.
     @discardableResult
     public func delete(id: Record.ID) async throws -> Bool {
-        let key = try encodeID(id)
+        let key = try RecordRowCoding<Record>.encodeID(id)
         let sql = "DELETE FROM \(table.quotedDatabaseIdentifier) WHERE id = ?"
         let changed = try await write { db in
             try db.execute(sql: sql, arguments: [key])
@@ -145,15 +145,29 @@ where Record.ID: Codable & Sendable {
         let sql = "SELECT record FROM \(table.quotedDatabaseIdentifier) ORDER BY rowid"
         let blobs = try await read { db in try Data.fetchAll(db, sql: sql) }
         let decoder = JSONDecoder()
-        return try blobs.map { try decode($0, with: decoder) }
+        return try blobs.map {
+            try RecordRowCoding<Record>.decode(
+                $0,
+                with: decoder,
+                table: table,
+                url: URL(fileURLWithPath: database.path)
+            )
+        }
     }
 
     /// The record with this id, or `nil`.
     public func fetchOne(id: Record.ID) async throws -> Record? {
-        let key = try encodeID(id)
+        let key = try RecordRowCoding<Record>.encodeID(id)
         let sql = "SELECT record FROM \(table.quotedDatabaseIdentifier) WHERE id = ?"
         let blob = try await read { db in try Data.fetchOne(db, sql: sql, arguments: [key]) }
-        return try blob.map { try decode($0, with: JSONDecoder()) }
+        return try blob.map {
+            try RecordRowCoding<Record>.decode(
+                $0,
+                with: JSONDecoder(),
+                table: table,
+                url: URL(fileURLWithPath: database.path)
+            )
+        }
     }
 
     /// The number of records.
@@ -168,7 +182,7 @@ where Record.ID: Codable & Sendable {
     /// - Throws: ``StoreError/Code/duplicateID`` if one of their ids exists or occurs twice in `records`,
     ///   ``StoreError/Code/invalidArgument`` if one cannot be encoded; the store is then unchanged.
     public func insert(contentsOf records: [Record]) async throws {
-        let encoded = try records.map { try encode($0) }
+        let encoded = try records.map { try RecordRowCoding<Record>.encode($0) }
         let sql = "INSERT INTO \(table.quotedDatabaseIdentifier) (id, record) VALUES (?, ?)"
         _ = try await write { db in
             let statement = try db.cachedStatement(sql: sql)
@@ -188,45 +202,6 @@ where Record.ID: Codable & Sendable {
     }
 
     // MARK: - Helpers
-
-    private func encode(_ record: Record) throws -> (String, Data) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        do {
-            let id = try String(decoding: encoder.encode(record.id), as: UTF8.self)
-            let blob = try encoder.encode(record)
-            return (id, blob)
-        } catch {
-            throw StoreError(
-                code: .invalidArgument,
-                message: "record \(record.id) cannot be encoded",
-                underlying: error
-            )
-        }
-    }
-
-    private func encodeID(_ id: Record.ID) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        do {
-            return try String(decoding: encoder.encode(id), as: UTF8.self)
-        } catch {
-            throw StoreError(code: .invalidArgument, message: "id \(id) cannot be encoded", underlying: error)
-        }
-    }
-
-    private func decode(_ blob: Data, with decoder: JSONDecoder) throws -> Record {
-        do {
-            return try decoder.decode(Record.self, from: blob)
-        } catch {
-            throw StoreError(
-                code: .corruptData,
-                message: "a row of table \(table) cannot be decoded as \(Record.self)",
-                url: URL(fileURLWithPath: database.path),
-                underlying: error
-            )
-        }
-    }
 
     private func write(_ body: @escaping @Sendable (Database) throws -> Int) async throws -> Int {
         do {
