@@ -6,18 +6,21 @@ import TetherStore
 ///
 /// `tether_schema(table_name, version)` records the version of each table. Version 1 is
 /// `(seq BIGSERIAL, id TEXT PRIMARY KEY, record BYTEA)`; version 2 adds `version BIGINT NOT NULL DEFAULT 1`, the
-/// optimistic-locking counter that every write increments. Schema changes take a transaction-scoped advisory lock,
-/// so that processes opening the same database at once migrate it once.
+/// optimistic-locking counter that every write increments; version 3 adds the trigger `tether_notify` that reports
+/// every inserted, updated and deleted row with `pg_notify` (see ``PostgresChangeNotification``), committed or rolled
+/// back with the write. Schema changes take a transaction-scoped advisory lock, so that processes opening the same
+/// database at once migrate it once.
 enum PostgresSchema {
     /// The version this release writes.
-    static let currentVersion = 2
+    static let currentVersion = 3
 
     /// The advisory lock key of schema changes (any constant; "tether" in ASCII).
     static let lockKey: Int64 = 0x74_6574_6865_72
 
     /// The statements that move a table from version `version - 1` to `version`.
-    static func migration(to version: Int, table quoted: String) -> [String] {
-        switch version {
+    static func migration(to version: Int, table: String) -> [String] {
+        let quoted = quote(table)
+        return switch version {
         case 1:
             [
                 "CREATE TABLE \(quoted) (seq BIGSERIAL NOT NULL, id TEXT PRIMARY KEY, record BYTEA NOT NULL)",
@@ -25,6 +28,14 @@ enum PostgresSchema {
             ]
         case 2:
             ["ALTER TABLE \(quoted) ADD COLUMN version BIGINT NOT NULL DEFAULT 1"]
+        case 3:
+            [
+                PostgresChangeNotification.functionSQL,
+                """
+                CREATE TRIGGER tether_notify AFTER INSERT OR UPDATE OR DELETE ON \(quoted)
+                FOR EACH ROW EXECUTE FUNCTION tether_notify_change('\(PostgresChangeNotification.channel(for: table))')
+                """,
+            ]
         default:
             []
         }
@@ -38,7 +49,6 @@ enum PostgresSchema {
         upTo target: Int = currentVersion,
         on connection: PostgresConnection
     ) async throws {
-        let quoted = quote(table)
         let logger = PostgresPool.logger
         try await PostgresPool.transaction(on: connection) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
@@ -64,7 +74,7 @@ enum PostgresSchema {
             }
             guard version < target else { return }
             for step in (version + 1)...target {
-                for statement in migration(to: step, table: quoted) {
+                for statement in migration(to: step, table: table) {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
             }

@@ -105,10 +105,10 @@ struct PostgresStoreTests {
         #expect(try await columns(of: "notes", in: store.pool) == ["seq", "id", "record", "version"])
         // Reopening changes nothing.
         _ = try await PostgresStore<Note>(pool: store.pool, tableName: "notes")
-        #expect(try await schemaVersion(of: "notes", in: store.pool) == 2)
+        #expect(try await schemaVersion(of: "notes", in: store.pool) == 3)
     }
 
-    @Test func aVersion1TableIsMigratedToVersion2KeepingItsRecordsAndTheirOrder() async throws {
+    @Test func aVersion1TableIsMigratedToTheCurrentVersionKeepingItsRecordsAndTheirOrder() async throws {
         let pool = try PostgresPool(url: try await freshDatabase())
         // The table as the first schema version made it, filled through that schema's columns.
         try await pool.withDedicatedConnection("v1") { connection in
@@ -126,7 +126,7 @@ struct PostgresStoreTests {
         #expect(try await schemaVersion(of: "Note", in: pool) == 1)
 
         let store = try await PostgresStore<Note>(pool: pool)
-        #expect(try await schemaVersion(of: "Note", in: pool) == 2)
+        #expect(try await schemaVersion(of: "Note", in: pool) == PostgresSchema.currentVersion)
         #expect(try await columns(of: "Note", in: pool) == ["seq", "id", "record", "version"])
         #expect(try await store.fetchAll() == notes)
         #expect(try await store.fetchOneWithVersion(id: notes[2].id)?.version == 1)
@@ -141,9 +141,9 @@ struct PostgresStoreTests {
     @Test func aSchemaFromANewerReleaseIsAnIncompatibleModelAndIsKept() async throws {
         let store = try await PostgresStore<Note>(url: try await freshDatabase())
         try await store.insert(Note(content: "kept"))
-        try await store.pool.client.query("UPDATE tether_schema SET version = 3 WHERE table_name = 'Note'")
+        try await store.pool.client.query("UPDATE tether_schema SET version = 4 WHERE table_name = 'Note'")
         let error = await expectStoreError(.incompatibleModel) { try await PostgresStore<Note>(pool: store.pool) }
-        #expect(error?.message.contains("version 3") == true)
+        #expect(error?.message.contains("version 4") == true)
         #expect(try await store.count() == 1)
     }
 
