@@ -134,7 +134,7 @@ let package = Package(
             name: "tether",
             dependencies: [
                 "TetherConcurrency", "TetherCore", "TetherSockets", "TetherHTTP", "TetherReachability", "TetherStore",
-                "TetherNotes",
+                "TetherNotes", "TetherPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -231,8 +231,10 @@ let package = Package(
         .testTarget(
             name: "TetherNotesTests",
             dependencies: [
-                "TetherConcurrency", "TetherCore", "TetherNotes", "TetherSockets", "TetherStore", "TetherTestSupport",
+                "TetherConcurrency", "TetherCore", "TetherNotes", "TetherPostgres", "TetherSockets", "TetherStore",
+                "TetherTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -25,6 +25,16 @@ final class NotesChangeHub: Sendable {
         _ = subscribers.withLock { $0.removeValue(forKey: id) }
     }
 
+    /// Ends every subscriber's outbox (their connections close after the frames already queued) and forgets them.
+    func closeAll() {
+        let all = subscribers.withLock {
+            let all = Array($0.values)
+            $0.removeAll()
+            return all
+        }
+        for subscriber in all { subscriber.outbox.finish() }
+    }
+
     /// Sends `change` to every subscriber (encoded once).
     func publish(_ change: NoteChange) {
         guard let payload = try? NotesWireFormat.encode(.changed(change), requestID: 0) else { return }

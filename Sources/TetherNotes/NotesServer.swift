@@ -21,6 +21,7 @@ import struct Foundation.UUID
 /// one order. Every change made through any connection is pushed to every subscribed connection.
 public final class NotesServer: Sendable {
     private let dao: NoteDAO
+    private let source: NotesChangeSource
     private let hub = NotesChangeHub()
     private let codec: STXFrameCodec
     private let nextConnection = LockedBox<UInt64>(0)
@@ -43,15 +44,19 @@ public final class NotesServer: Sendable {
     /// A server on the store of `dao` (`NoteDAO.open(_:directory:)` opens one of the app's store kinds).
     /// - Parameters:
     ///   - dao: the notes.
+    ///   - changes: where the changes pushed to subscribers come from: the ones made through this server (the
+    ///     default), or a feed of the store's changes when other servers write to it too.
     ///   - maxPayloadLength: the largest frame payload accepted; a header announcing more ends the connection with
     ///     an `.outOfStep` error. Default: the protocol's 65 535.
     ///   - logger: logs each connection's end and each failed request at `.debug`.
     public init(
         dao: NoteDAO,
+        changes: NotesChangeSource = .local,
         maxPayloadLength: Int = NotesWireFormat.maxPayloadLength,
         logger: Logger = Logger(label: "tether.notes.server")
     ) {
         self.dao = dao
+        self.source = changes
         self.codec = STXFrameCodec(maxPayloadLength: maxPayloadLength)
         self.logger = logger
     }
@@ -60,7 +65,17 @@ public final class NotesServer: Sendable {
     public var subscriberCount: Int { hub.count }
 
     /// Serves every connection of `listener` until it closes (or the task is cancelled).
-    public func serve(_ listener: TCPListener) async throws {
+    ///
+    /// With a ``NotesChangeSource/feed(_:)``, subscribes to it first.
+    /// - Parameters:
+    ///   - listener: the connections to serve.
+    ///   - ready: called once, when the server is subscribed to its feed and accepts connections (a command prints
+    ///     its `listening on` line here).
+    /// - Throws: the listener's error, or the feed's when its first subscription fails.
+    public func serve(_ listener: TCPListener, ready: @Sendable () -> Void = {}) async throws {
+        let relay = try await startRelay()
+        defer { relay?.cancel() }
+        ready()
         if #available(macOS 14, iOS 17, tvOS 17, *) {
             try await withThrowingDiscardingTaskGroup { group in
                 for try await connection in listener.connections {
@@ -89,6 +104,34 @@ public final class NotesServer: Sendable {
         outbox.finish()
         await writing
         try? await connection.close()
+    }
+
+    /// Subscribes to the feed, if there is one, and pushes what it reports until cancelled.
+    private func startRelay() async throws -> Task<Void, Never>? {
+        guard case .feed(let subscribe) = source.kind else { return nil }
+        let first = try await subscribe()
+        return Task { await relay(first, subscribe: subscribe) }
+    }
+
+    private func relay(
+        _ first: AsyncThrowingStream<RecordChange<Note>, any Error>,
+        subscribe: @Sendable () async throws -> AsyncThrowingStream<RecordChange<Note>, any Error>
+    ) async {
+        var changes: AsyncThrowingStream<RecordChange<Note>, any Error>? = first
+        while !Task.isCancelled {
+            do {
+                if changes == nil { changes = try await subscribe() }
+                for try await change in changes! { hub.publish(NoteChange(change)) }
+                if Task.isCancelled { return }
+                logger.warning("notes change feed ended; closing the subscribed connections")
+            } catch {
+                logger.warning("notes change feed failed: \(error); closing the subscribed connections")
+            }
+            changes = nil
+            // The subscribers may have missed changes: they are told by their connection's end.
+            hub.closeAll()
+            try? await Task.sleep(for: .seconds(1))
+        }
     }
 
     private func write(_ outbox: NotesOutbox, to connection: TCPConnection) async {
@@ -146,7 +189,7 @@ public final class NotesServer: Sendable {
             case .subscribe(let destination, let source):
                 hub.subscribe(id, destination: destination, source: source, outbox: outbox)
             case .publish(let change):
-                hub.publish(change)
+                if case .local = source.kind { hub.publish(change) }
             case .close:
                 outbox.finish()
             }

@@ -34,6 +34,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "With --notes: the folder of the store (default: the tether app's Documents folder).")
     var dir: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "With --notes: keep the notes in PostgreSQL instead (postgres://USER[:PASSWORD]@HOST[:PORT]/DB).",
+            discussion: "Every server on the same database pushes every change to its watchers.",
+            valueName: "url"
+        )
+    )
+    var postgres: String?
+
     @OptionGroup var framing: FrameOptions
 
     @OptionGroup var security: TLSOptions
@@ -47,6 +56,8 @@ struct ServeCommand: AsyncParsableCommand {
         if notes && (udp || echo || discard || framing.frame != nil) {
             throw ValidationError("--notes does not go with --udp, --echo, --discard or --frame.")
         }
+        if postgres != nil && !notes { throw ValidationError("--postgres goes with --notes.") }
+        if postgres != nil && dir != nil { throw ValidationError("--postgres and --dir exclude each other.") }
         try security.check(server: true, udp: udp)
     }
 
@@ -62,6 +73,7 @@ struct ServeCommand: AsyncParsableCommand {
                 port: port,
                 store: store,
                 dir: dir,
+                postgres: postgres,
                 tls: try security.serverSettings()
             )
             return
