@@ -143,6 +143,9 @@ public final class ChildProcess: @unchecked Sendable {
     /// Sends SIGINT.
     public func interrupt() { self.signal(SIGINT) }
 
+    /// Sends SIGKILL: the process ends at once, with no chance to clean up.
+    public func killNow() { self.signal(SIGKILL) }
+
     private func signal(_ number: Int32) {
         let (pid, running) = self.lock.withLock { (self.pid, self.status == nil) }
         if pid != 0, running { kill(pid, number) }

@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+import TetherConcurrency
+import TetherNotes
+import TetherStore
+import TetherTestSupport
+
+/// `tether serve --notes --postgres URL`, two processes on one database, as a team would deploy them.
+@Suite(needsPostgreSQL, .timeLimit(.minutes(2)))
+struct NotesPostgresCommandTests {
+    typealias Running = NotesCommandTests.Running
+
+    /// Starts `tether serve --notes --postgres url`; returns it and its port once it listens.
+    static func server(_ url: String) async throws -> (Running, Int) {
+        let server = try Running(["serve", "--notes", "--port", "0", "--postgres", url])
+        let first = try await Running.lines(1, from: server.output).first ?? ""
+        let prefix = "listening on 127.0.0.1:"
+        #expect(first.hasPrefix(prefix), "\(first)")
+        return (server, try #require(Int(first.dropFirst(prefix.count))))
+    }
+
+    @Test func aNoteAddedThroughOneServerIsPrintedByAWatcherOfTheOther() async throws {
+        let url = try await PostgresTestServer.shared.makeDatabase()
+        let (first, firstPort) = try await Self.server(url)
+        defer { first.process.terminate() }
+        let (second, secondPort) = try await Self.server(url)
+        defer { second.process.terminate() }
+
+        let watch = try Running(["notes", "watch", "--remote", "127.0.0.1:\(secondPort)", "--verbose"])
+        defer { watch.process.terminate() }
+        _ = try await Running.lines(2, from: watch.errors)  // "debug: subscribed": it is watching
+        let added = try await NotesCommandTests.notes(["add", "--remote", "127.0.0.1:\(firstPort)", "Shared milk"])
+        #expect(added.status == 0, "\(added.errors)")
+        let id = added.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await Running.lines(1, from: watch.output) == ["added \(id) Shared milk"])
+        // Both servers list the same notes, and PostgreSQL holds no seed notes (nothing is copied in).
+        let listed = try await NotesCommandTests.notes(["list", "--json", "--remote", "127.0.0.1:\(secondPort)"])
+        #expect(listed.output.contains(id) && !listed.output.contains("Welcome to MyNotes."))
+    }
+
+    @Test func killingOneServerWhileClientsWriteLosesNoAcknowledgedNote() async throws {
+        let url = try await PostgresTestServer.shared.makeDatabase()
+        let (doomed, doomedPort) = try await Self.server(url)
+        defer { doomed.process.terminate() }
+        let (survivor, survivorPort) = try await Self.server(url)
+        defer { survivor.process.terminate() }
+
+        let acknowledged = LockedBox<[UUID]>([])
+        let (enough, reached) = AsyncStream.makeStream(of: Void.self)
+        let clients = 10
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for client in 0..<clients {
+                group.addTask {
+                    // Writes to the doomed server until it dies (an unanswered request fails with connectionFailed)…
+                    let notes = try await RemoteNoteStore.connect(host: "127.0.0.1", port: doomedPort)
+                    var next = 0
+                    while true {
+                        do {
+                            let note = try await notes.add("client \(client) note \(next)")
+                            next += 1
+                            let count = acknowledged.withLock {
+                                $0.append(note.id)
+                                return $0.count
+                            }
+                            if count == 300 { reached.finish() }
+                        } catch let error as NotesError {
+                            #expect(error.code == .connectionFailed)
+                            break
+                        }
+                    }
+                    await notes.close()
+                    // … then reconnects to the other and goes on.
+                    let again = try await RemoteNoteStore.connect(host: "127.0.0.1", port: survivorPort)
+                    for _ in 0..<20 {
+                        let note = try await again.add("client \(client) note \(next)")
+                        next += 1
+                        acknowledged.withLock { $0.append(note.id) }
+                    }
+                    await again.close()
+                }
+            }
+            for await _ in enough {}
+            doomed.process.killNow()
+            try await group.waitForAll()
+        }
+        await doomed.process.exited()
+        #expect(doomed.process.terminationReason == .uncaughtSignal)
+
+        let survivorNotes = try await RemoteNoteStore.connect(host: "127.0.0.1", port: survivorPort)
+        let stored = Set(try await survivorNotes.list().map(\.id))
+        await survivorNotes.close()
+        let acked = acknowledged.withLock { $0 }
+        #expect(acked.count >= 300 + clients * 20)
+        #expect(Set(acked).count == acked.count)
+        #expect(Set(acked).subtracting(stored).isEmpty, "acknowledged notes missing after the kill")
+        // At most one unacknowledged write per client (in flight at the kill) may have committed.
+        #expect(stored.count - acked.count <= clients)
+    }
+}
