@@ -44,7 +44,7 @@ enum ServeNotes {
                 started.withLock { $0 = true }
                 Terminal.line("listening on \(host):\(listener.localPort)\(tls != nil ? " (TLS)" : "")")
             }
-        } catch where !started.withLock({ $0 }) {
+        } catch  where !started.withLock({ $0 }) {
             Terminal.error("error: \(error)")
             throw ExitCode.failure
         }
