@@ -13,7 +13,8 @@ import TetherStore
 ///
 /// `sslmode` is `disable`, `allow` or `prefer` (TLS if the server offers it, certificate not checked: libpq's
 /// default), `require` (TLS or fail, certificate not checked), `verify-ca` or `verify-full` (TLS with the system's
-/// trust roots, `verify-full` checking the host name too). A unix socket never uses TLS.
+/// trust roots, or with the PEM certificates of the file `sslrootcert` names, `verify-full` checking the host name
+/// too). A unix socket never uses TLS.
 public struct PostgresConfiguration: Sendable {
     /// Whether and how to use TLS to the database.
     public enum TLS: Sendable {
@@ -87,7 +88,8 @@ public struct PostgresConfiguration: Sendable {
     /// Reads a configuration from a `postgres://` URL (see the type's documentation for the forms).
     /// - Parameter string: The URL.
     /// - Throws: `StoreError.Code.invalidArgument` when it is not such a URL (another scheme, no user, a bad port,
-    ///   an unknown `sslmode`).
+    ///   an unknown `sslmode`, an `sslrootcert` with a mode that checks no certificate or that names no readable
+    ///   PEM file).
     public init(url string: String) throws {
         func invalid(_ reason: String) -> StoreError {
             StoreError(code: .invalidArgument, message: "not a PostgreSQL URL (\(reason)): \(Self.redacted(string))")
@@ -101,7 +103,7 @@ public struct PostgresConfiguration: Sendable {
             (components.queryItems ?? []).map { ($0.name.lowercased(), $0.value ?? "") },
             uniquingKeysWith: { $1 }
         )
-        if let unknown = query.keys.first(where: { !["sslmode", "host", "port"].contains($0) }) {
+        if let unknown = query.keys.first(where: { !["sslmode", "sslrootcert", "host", "port"].contains($0) }) {
             throw invalid("unknown parameter \(unknown)")
         }
         var port = components.port ?? 5432
@@ -126,13 +128,25 @@ public struct PostgresConfiguration: Sendable {
             }
         } else {
             guard !host.isEmpty else { throw invalid("no host") }
+            let mode = query["sslmode"] ?? "prefer"
+            guard var tls = Self.tls(sslmode: mode) else { throw invalid("unknown sslmode") }
+            if let roots = query["sslrootcert"] {
+                guard mode == "verify-ca" || mode == "verify-full", case .require(var settings) = tls else {
+                    throw invalid("sslrootcert needs sslmode verify-ca or verify-full")
+                }
+                guard (try? NIOSSLCertificate.fromPEMFile(roots))?.isEmpty == false else {
+                    throw invalid("sslrootcert \(roots) is not a readable PEM certificate file")
+                }
+                settings.trustRoots = .file(roots)
+                tls = .require(settings)
+            }
             self.init(
                 host: host,
                 port: port,
                 username: username,
                 password: components.password,
                 database: database,
-                tls: try Self.tls(sslmode: query["sslmode"] ?? "prefer") ?? { throw invalid("unknown sslmode") }()
+                tls: tls
             )
         }
     }

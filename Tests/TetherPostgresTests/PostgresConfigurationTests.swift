@@ -74,6 +74,10 @@ struct PostgresConfigurationTests {
         "postgres://ann@localhost/notes?port=many",
         "postgres://ann@localhost/notes?application=x",
         "postgres://ann@/notes?host=/run/postgresql&sslmode=require",
+        "postgres://ann@localhost/notes?sslmode=require&sslrootcert=/etc/ssl/certs/ca-certificates.crt",
+        "postgres://ann@localhost/notes?sslrootcert=/etc/ssl/certs/ca-certificates.crt",
+        "postgres://ann@localhost/notes?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem",
+        "postgres://ann@localhost/notes?sslmode=verify-full&sslrootcert=/etc/hostname",
     ])
     func aBadURLIsAnInvalidArgument(url: String) {
         #expect {

@@ -6,7 +6,8 @@ import Glibc
 #endif
 
 /// A PostgreSQL server for tests, from Debian's packages: `initdb` in a temporary directory, `postgres` listening on
-/// 127.0.0.1 on a free port and on a unix socket in that directory, trust authentication for the user `tether`.
+/// 127.0.0.1 on a free port and on a unix socket in that directory, trust authentication for the user `tether`, TLS
+/// offered with a self-signed certificate for 127.0.0.1 and localhost (``certificatePath``).
 ///
 /// As root (initdb and postgres refuse it) both run as the `postgres` system user, through `setpriv`, with the
 /// directory owned by it. The server is started by a shell that holds the read end of a pipe whose write end only
@@ -19,6 +20,8 @@ public final class PostgresTestServer: Sendable {
     public let port: Int
     /// The directory holding the data, the log and the unix socket `.s.PGSQL.<port>`.
     public let directory: URL
+    /// The server's self-signed certificate (PEM), for clients that verify it.
+    public var certificatePath: String { directory.appendingPathComponent("server.crt").path }
     private let wrapper: ChildProcess
     private let stopper: LockedBox<FileHandle?>
     private let created = LockedBox<Set<String>>([])
@@ -109,11 +112,14 @@ public final class PostgresTestServer: Sendable {
             ["-D", data, "-U", "tether", "-A", "trust", "-E", "UTF8", "--no-locale", "--no-sync", "--no-instructions"],
             asPostgres: true
         )
+        try await makeCertificate(in: directory)
         let port = try freePort()
         let postgres =
             privileged(binaries.appendingPathComponent("postgres").path) + [
                 "-D", data, "-p", "\(port)", "-k", directory.path, "-c", "listen_addresses=127.0.0.1",
                 "-c", "max_connections=400", "-c", "fsync=off", "-c", "shared_buffers=64MB",
+                "-c", "ssl=on", "-c", "ssl_cert_file=\(directory.path)/server.crt",
+                "-c", "ssl_key_file=\(directory.path)/server.key",
             ]
         let script = """
             dir="$1"; shift
@@ -165,6 +171,30 @@ public final class PostgresTestServer: Sendable {
         /// What went wrong.
         public var message: String
         public var description: String { message }
+    }
+
+    /// A self-signed certificate and its key (mode 0600, owned by the server's user, as PostgreSQL requires).
+    private static func makeCertificate(in directory: URL) async throws {
+        let (certificate, key) = (directory.path + "/server.crt", directory.path + "/server.key")
+        let process = ChildProcess()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.arguments = [
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
+            "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+            "-keyout", key, "-out", certificate,
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        await process.exited()
+        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
+            throw ServerError(message: "openssl could not make the server's certificate")
+        }
+        chmod(key, 0o600)
+        if getuid() == 0, let user = getpwnam("postgres") {
+            chown(key, user.pointee.pw_uid, user.pointee.pw_gid)
+            chown(certificate, user.pointee.pw_uid, user.pointee.pw_gid)
+        }
     }
 
     /// `setpriv` to the postgres user when running as root, else nothing.
