@@ -11,6 +11,10 @@ import TetherStore
 /// One container per database (or per `search_path` schema). The calls are synchronous, as the object context's are:
 /// the caller waits while ``BlockingBridge`` runs the queries.
 final class PostgresObjectStore: ObjectStoreBackend {
+    /// The version of the tables' layout this release writes, kept in `tether_metadata` under `layout`; a database
+    /// at a later version (made by a newer release) is refused with `.incompatibleModel` and left alone.
+    static let layoutVersion = 1
+
     private let pool: PostgresPool
 
     /// Opens the store, creating its tables or migrating its model (new entities, new optional or defaulted
@@ -47,6 +51,7 @@ final class PostgresObjectStore: ObjectStoreBackend {
         ] {
             try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
         }
+        try await checkLayout(on: connection)
         let stored = try await connection.query(
             "SELECT value FROM tether_metadata WHERE key = 'model'",
             logger: logger
@@ -87,6 +92,37 @@ final class PostgresObjectStore: ObjectStoreBackend {
                 ON CONFLICT (key) DO UPDATE SET value = excluded.value
                 """,
                 logger: logger
+            )
+        }
+    }
+
+    /// Records the layout version in a new database; refuses a database at a later one.
+    private static func checkLayout(on connection: PostgresConnection) async throws {
+        let logger = PostgresPool.logger
+        let stored = try await connection.query(
+            "SELECT value FROM tether_metadata WHERE key = 'layout'",
+            logger: logger
+        ).decode(ByteBuffer.self).first(where: { _ in true })
+        guard let stored else {
+            let version = ByteBuffer(string: "\(layoutVersion)")
+            try await connection.query(
+                "INSERT INTO tether_metadata (key, value) VALUES ('layout', \(version))",
+                logger: logger
+            )
+            return
+        }
+        let text = String(buffer: stored)
+        guard let version = Int(text) else {
+            throw StoreError(
+                code: .corruptData,
+                message: "the object store's layout version \"\(text)\" is not a number"
+            )
+        }
+        guard version <= layoutVersion else {
+            throw StoreError(
+                code: .incompatibleModel,
+                message: "the object store's tables have layout version \(version); this release knows up to "
+                    + "\(layoutVersion)"
             )
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import PostgresNIO
 import Testing
 import TetherPostgres
 import TetherStore
@@ -101,6 +102,26 @@ struct PostgresObjectContextTests {
             reopened.storeType
                 == .external("postgres://tether@127.0.0.1:\(configuration.port)/\(configuration.database)")
         )
+    }
+
+    @Test func theTablesLayoutIsVersionedAndALaterOneIsRefusedAndKept() async throws {
+        let url = try await freshDatabase()
+        let configuration = try PostgresConfiguration(url: url)
+        let container = PersistentContainer(name: "N", model: Self.model, postgres: configuration)
+        try container.loadPersistentStores()
+        try container.viewContext.insert(entityName: "Note", values: ["content": .string("kept")])
+        try container.viewContext.save()
+        let pool = try PostgresPool(url: url)
+        let layout = try await pool.client.query("SELECT value FROM tether_metadata WHERE key = 'layout'")
+        for try await value in layout.decode(String.self) { #expect(value == "1") }
+        try await pool.client.query("UPDATE tether_metadata SET value = '2'::bytea WHERE key = 'layout'")
+        let error = await expectStoreError(.incompatibleModel) {
+            try PersistentContainer(name: "N", model: Self.model, postgres: configuration).loadPersistentStores()
+        }
+        #expect(error?.message.contains("layout version 2") == true)
+        let count = try await pool.client.query("SELECT count(*) FROM tether_object")
+        for try await rows in count.decode(Int64.self) { #expect(rows == 1) }
+        await pool.close()
     }
 
     @Test func aContainerOnAServerThatIsNotThereFailsToLoadWithIO() throws {
