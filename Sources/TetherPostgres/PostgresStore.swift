@@ -209,6 +209,20 @@ where Record.ID: Codable & Sendable {
         }
     }
 
+    /// Deletes the table with its records and its entry in `tether_schema`, in one transaction. Calls on a store of
+    /// the table fail with `StoreError.Code.io` afterwards; opening it again makes a new, empty table.
+    public func drop() async throws {
+        let table = table
+        let name = tableName
+        try await pool.withTransaction("drop of \(name)") { connection in
+            try await connection.query("DROP TABLE IF EXISTS \(unescaped: table)", logger: PostgresPool.logger)
+            try await connection.query(
+                "DELETE FROM tether_schema WHERE table_name = \(name)",
+                logger: PostgresPool.logger
+            )
+        }
+    }
+
     // MARK: - Helpers
 
     /// Runs a `… RETURNING` statement and counts its rows.

@@ -11,6 +11,15 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(help: "Keep the temporary files the demo writes.")
     var keepFiles = false
 
+    @Option(
+        help: ArgumentHelp(
+            "A PostgreSQL database for the notes service's shared-database step (postgres://USER@HOST[:PORT]/DB).",
+            discussion: "The step makes a table of its own and drops it at the end. Without it the step is not run.",
+            valueName: "url"
+        )
+    )
+    var postgres: String?
+
     @OptionGroup var common: CommonOptions
 
     /// The steps, in order; each returns a one-line summary or throws.
@@ -29,7 +38,12 @@ struct DemoCommand: AsyncParsableCommand {
     ]
 
     func run() async throws {
-        for step in Self.steps {
+        var steps = Self.steps
+        let postgresStep = "Notes service on PostgreSQL: two servers, changes pushed across them"
+        if let postgres {
+            steps.append((postgresStep, { try await DemoSteps.notesServiceOnPostgres(url: postgres) }))
+        }
+        for step in steps {
             do {
                 let summary = try await step.run()
                 Terminal.line("✓ \(step.name): \(summary)")
@@ -39,5 +53,6 @@ struct DemoCommand: AsyncParsableCommand {
                 throw ExitCode.failure
             }
         }
+        if postgres == nil { Terminal.line("- \(postgresStep): not run (give --postgres URL)") }
     }
 }

@@ -1,7 +1,9 @@
 import Foundation
+import PostgresNIO
 import Testing
 import TetherConcurrency
 import TetherNotes
+import TetherPostgres
 import TetherStore
 import TetherTestSupport
 
@@ -95,5 +97,21 @@ struct NotesPostgresCommandTests {
         #expect(Set(acked).subtracting(stored).isEmpty, "acknowledged notes missing after the kill")
         // At most one unacknowledged write per client (in flight at the kill) may have committed.
         #expect(stored.count - acked.count <= clients)
+    }
+
+    @Test func theDemosSharedDatabaseStepRunsAndCleansUp() async throws {
+        let url = try await PostgresTestServer.shared.makeDatabase()
+        let demo = try await CommandRun.run(try BuiltProduct.require("tether"), ["demo", "--postgres", url])
+        #expect(demo.status == 0, "\(demo.errors)")
+        #expect(demo.output.contains("✓ Notes service on PostgreSQL: two servers, changes pushed across them"))
+        // Its table is gone, and so is its schema entry.
+        let pool = try PostgresPool(url: url)
+        let left = try await pool.client.query(
+            "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'tether_demo_%'"
+        )
+        for try await count in left.decode(Int64.self) { #expect(count == 0) }
+        let entries = try await pool.client.query("SELECT count(*) FROM tether_schema")
+        for try await count in entries.decode(Int64.self) { #expect(count == 0) }
+        await pool.close()
     }
 }

@@ -138,6 +138,17 @@ struct PostgresStoreTests {
         #expect(try await store.fetchAll() == [notes[0], notes[1], changed, notes[3], notes[4], extra])
     }
 
+    @Test func dropDeletesTheTableAndItsSchemaEntryAndReopeningStartsEmpty() async throws {
+        let store = try await PostgresStore<Note>(url: try await freshDatabase(), tableName: "dropped")
+        try await store.insert(Note(content: "gone with the table"))
+        try await store.drop()
+        #expect(try await schemaVersion(of: "dropped", in: store.pool) == nil)
+        await expectStoreError(.io) { try await store.count() }
+        let reopened = try await PostgresStore<Note>(pool: store.pool, tableName: "dropped")
+        #expect(try await reopened.count() == 0)
+        #expect(try await schemaVersion(of: "dropped", in: store.pool) == PostgresSchema.currentVersion)
+    }
+
     @Test func aSchemaFromANewerReleaseIsAnIncompatibleModelAndIsKept() async throws {
         let store = try await PostgresStore<Note>(url: try await freshDatabase())
         try await store.insert(Note(content: "kept"))
