@@ -1,4 +1,5 @@
 import Foundation
+import PostgresNIO
 import Testing
 import TetherPostgres
 import TetherStore
@@ -36,6 +37,21 @@ func rename(_ id: UUID, to content: String, in store: PostgresStore<Note>) async
     } catch StoreError.Code.conflict {
         return false  // another writer changed it since we read it: read again and decide
     }
+}
+
+// MARK: - Watch changes
+
+func printChanges(of store: PostgresStore<Note>, upTo count: Int) async throws -> [String] {
+    var lines: [String] = []
+    for try await change in try await store.changes() {  // listening from here on
+        switch change {
+        case .inserted(let note): lines.append("added \(note.content)")
+        case .updated(let note): lines.append("edited \(note.content)")
+        case .deleted(let id): lines.append("removed \(id)")
+        }
+        if lines.count == count { break }  // ends the feed and closes its connection
+    }
+    return lines
 }
 
 // MARK: - Errors
@@ -79,7 +95,7 @@ func pinnedNotes(databaseURL: String) throws -> [String] {
 struct GettingStartedExamples {
     @Test func everySwiftBlockOfTheArticleIsCodeOfThisFile() throws {
         let article = "Sources/TetherPostgres/TetherPostgres.docc/GettingStarted.md"
-        #expect(try ArticleSnippets.checkedBlocks(ofArticle: article).count == 5)
+        #expect(try ArticleSnippets.checkedBlocks(ofArticle: article).count == 6)
         let missing = try ArticleSnippets.blocksMissing(
             fromArticle: article,
             inFiles: ["Tests/TetherPostgresTests/GettingStartedExamples.swift"]
@@ -111,6 +127,43 @@ struct GettingStartedExamples {
         #expect(await !reachable("http://nowhere"))
         #expect(await !reachable(try await PostgresTestServer.shared.url(database: "absent")))
         #expect(await reachable(try await freshDatabase()))
+    }
+
+    @Test func printChangesSeesAnotherWritersChanges() async throws {
+        let url = try await freshDatabase()
+        let store = try await PostgresStore<Note>(url: url)
+        let writer = try await PostgresStore<Note>(url: url)
+        let (listening, started) = AsyncStream.makeStream(of: Void.self)
+        let watching = Task {
+            // `changes()` returns once listening; the first change is made after the feed's connection listens.
+            let lines = try await printChanges(of: store, upTo: 3)
+            return lines
+        }
+        // The feed is listening once the server shows a LISTEN backend for this database.
+        Task {
+            while try await !isListening(store) { try await Task.sleep(for: .milliseconds(10)) }
+            started.finish()
+        }
+        for await _ in listening {}
+        var note = Note(content: "one")
+        try await writer.insert(note)
+        note.content = "two"
+        try await writer.update(note)
+        try await writer.delete(id: note.id)
+        #expect(try await watching.value == ["added one", "edited two", "removed \(note.id)"])
+        // The feed's connection is closed once the loop breaks.
+        while try await isListening(store) { try await Task.sleep(for: .milliseconds(10)) }
+    }
+
+    private func isListening(_ store: PostgresStore<Note>) async throws -> Bool {
+        let rows = try await store.pool.client.query(
+            """
+            SELECT count(*) FROM pg_stat_activity
+            WHERE datname = current_database() AND query LIKE 'LISTEN%' AND state = 'idle'
+            """
+        )
+        for try await count in rows.decode(Int64.self) { return count > 0 }
+        return false
     }
 
     @Test func pinnedNotesOnAContainer() async throws {
