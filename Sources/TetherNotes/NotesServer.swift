@@ -22,7 +22,8 @@ import struct Foundation.UUID
 public final class NotesServer: Sendable {
     private let dao: NoteDAO
     private let source: NotesChangeSource
-    private let hub = NotesChangeHub()
+    private let hub: NotesChangeHub
+    private let relay: NotesChangeRelay?
     private let codec: STXFrameCodec
     private let nextConnection = LockedBox<UInt64>(0)
     private let logger: Logger
@@ -57,6 +58,13 @@ public final class NotesServer: Sendable {
     ) {
         self.dao = dao
         self.source = changes
+        let hub = NotesChangeHub()
+        self.hub = hub
+        if case .feed(let subscribe) = changes.kind {
+            relay = NotesChangeRelay(subscribe: subscribe, hub: hub, logger: logger)
+        } else {
+            relay = nil
+        }
         self.codec = STXFrameCodec(maxPayloadLength: maxPayloadLength)
         self.logger = logger
     }
@@ -66,15 +74,16 @@ public final class NotesServer: Sendable {
 
     /// Serves every connection of `listener` until it closes (or the task is cancelled).
     ///
-    /// With a ``NotesChangeSource/feed(_:)``, subscribes to it first.
+    /// With a ``NotesChangeSource/feed(_:)``, subscribes to it first (a server serving several listeners at once
+    /// shares one subscription); the feed's changes are pushed while at least one listener is served.
     /// - Parameters:
     ///   - listener: the connections to serve.
     ///   - ready: called once, when the server is subscribed to its feed and accepts connections (a command prints
     ///     its `listening on` line here).
     /// - Throws: the listener's error, or the feed's when its first subscription fails.
     public func serve(_ listener: TCPListener, ready: @Sendable () -> Void = {}) async throws {
-        let relay = try await startRelay()
-        defer { relay?.cancel() }
+        try await relay?.join()
+        defer { relay?.leave() }
         ready()
         if #available(macOS 14, iOS 17, tvOS 17, *) {
             try await withThrowingDiscardingTaskGroup { group in
@@ -104,34 +113,6 @@ public final class NotesServer: Sendable {
         outbox.finish()
         await writing
         try? await connection.close()
-    }
-
-    /// Subscribes to the feed, if there is one, and pushes what it reports until cancelled.
-    private func startRelay() async throws -> Task<Void, Never>? {
-        guard case .feed(let subscribe) = source.kind else { return nil }
-        let first = try await subscribe()
-        return Task { await relay(first, subscribe: subscribe) }
-    }
-
-    private func relay(
-        _ first: AsyncThrowingStream<RecordChange<Note>, any Error>,
-        subscribe: @Sendable () async throws -> AsyncThrowingStream<RecordChange<Note>, any Error>
-    ) async {
-        var changes: AsyncThrowingStream<RecordChange<Note>, any Error>? = first
-        while !Task.isCancelled {
-            do {
-                if changes == nil { changes = try await subscribe() }
-                for try await change in changes! { hub.publish(NoteChange(change)) }
-                if Task.isCancelled { return }
-                logger.warning("notes change feed ended; closing the subscribed connections")
-            } catch {
-                logger.warning("notes change feed failed: \(error); closing the subscribed connections")
-            }
-            changes = nil
-            // The subscribers may have missed changes: they are told by their connection's end.
-            hub.closeAll()
-            try? await Task.sleep(for: .seconds(1))
-        }
     }
 
     private func write(_ outbox: NotesOutbox, to connection: TCPConnection) async {

@@ -3,6 +3,7 @@ import PostgresNIO
 import Testing
 import TetherNotes
 import TetherPostgres
+import TetherSockets
 import TetherStore
 import TetherTestSupport
 
@@ -42,10 +43,7 @@ struct NotesSharedDatabaseTests {
         let server = try await SharedDatabaseServer(url: url)
         let watcher = try await server.client()
         var changes = try await watcher.changes().makeAsyncIterator()
-        let listening = """
-            SELECT count(*) FROM pg_stat_activity
-            WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'LISTEN%'
-            """
+        let listening = Self.listening
         #expect(try await count(listening, on: server.store) == 1)
         _ = try await server.store.pool.client.query(
             """
@@ -71,9 +69,50 @@ struct NotesSharedDatabaseTests {
         await server.stop()
     }
 
-    private func count(_ sql: String, on store: PostgresStore<Note>) async throws -> Int64 {
+    /// The number of connections to this database listening for notifications.
+    static let listening = """
+        SELECT count(*) FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'LISTEN%'
+        """
+
+    func count(_ sql: String, on store: PostgresStore<Note>) async throws -> Int64 {
         let rows = try await store.pool.client.query(.init(unsafeSQL: sql))
         for try await count in rows.decode(Int64.self) { return count }
         return 0
+    }
+}
+
+extension NotesSharedDatabaseTests {
+    @Test func aServerOnTwoListenersSharesOneSubscriptionAndPushesEachChangeOnce() async throws {
+        let url = try await PostgresTestServer.shared.makeDatabase()
+        let store = try await PostgresStore<Note>(url: url, tableName: "Note")
+        let server = NotesServer(dao: NoteDAO(store: store), changes: .feed { try await store.changes() })
+        var listeners: [TCPListener] = []
+        var serving: [Task<Void, any Error>] = []
+        for _ in 0..<2 {
+            let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
+            let (ready, subscribed) = AsyncStream.makeStream(of: Void.self)
+            serving.append(Task { try await server.serve(listener) { subscribed.finish() } })
+            for await _ in ready {}
+            listeners.append(listener)
+        }
+        #expect(try await count(Self.listening, on: store) == 1)
+        let watcher = try await RemoteNoteStore.connect(host: "127.0.0.1", port: listeners[0].localPort)
+        let writer = try await RemoteNoteStore.connect(host: "127.0.0.1", port: listeners[1].localPort)
+        var changes = try await watcher.changes().makeAsyncIterator()
+        let note = try await writer.add("once")
+        let last = try await writer.add("the next one")
+        #expect(try await changes.next() == .added(note))
+        #expect(try await changes.next() == .added(last))
+        await watcher.close()
+        await writer.close()
+        // The subscription ends with the last listener's serving.
+        try await listeners[0].close()
+        _ = await serving[0].result
+        #expect(try await count(Self.listening, on: store) == 1)
+        try await listeners[1].close()
+        _ = await serving[1].result
+        while try await count(Self.listening, on: store) > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        await store.pool.close()
     }
 }

@@ -8,83 +8,54 @@ import FoundationNetworking
 #endif
 
 extension HTTPLoad {
-    /// Returns true to send the request again with credentials, false to deliver the 401/407 as the response.
-    func answer(
-        _ challenge: HTTPAuthChallenge,
-        isProxy: Bool,
-        url: URL,
-        failureResponse: HTTPURLResponse,
-        auth: inout AuthenticationState,
+    /// Puts the challenge to the delegate and returns its answer.
+    /// - Throws: the reason the load was cancelled meanwhile.
+    func askDelegate(
+        _ question: HTTPLoadMachine.Challenge,
         context: LoadContext
-    ) async throws -> Bool {
-        let space: URLProtectionSpace
-        let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
-        let scheme = url.scheme?.lowercased() ?? "http"
-        if isProxy {
-            space = URLProtectionSpace(
-                proxyHost: url.host ?? "",
-                port: port,
-                type: scheme == "https" ? NSURLProtectionSpaceHTTPSProxy : NSURLProtectionSpaceHTTPProxy,
-                realm: challenge.realm,
-                authenticationMethod: challenge.authenticationMethod
-            )
-        } else {
-            space = URLProtectionSpace(
-                host: url.host ?? "",
-                port: port,
-                protocol: scheme,
-                realm: challenge.realm,
-                authenticationMethod: challenge.authenticationMethod
-            )
-        }
-        let spaceKey = "\(isProxy)|\(url.host ?? "")|\(port)|\(challenge.realm ?? "")|\(challenge.authenticationMethod)"
-        let failures = auth.recordChallenge(spaceKey: spaceKey, challenge: challenge)
+    ) async throws
+        -> URLConnection.ChallengeDisposition
+    {
         let sender = ChallengeSender()
-        let urlChallenge = URLAuthenticationChallenge(
-            protectionSpace: space,
+        let challenge = URLAuthenticationChallenge(
+            protectionSpace: Self.protectionSpace(of: question),
             proposedCredential: nil,
-            previousFailureCount: failures,
-            failureResponse: failureResponse,
+            previousFailureCount: question.previousFailureCount,
+            failureResponse: question.failureResponse,
             error: nil,
             sender: sender
         )
         self.state.withLock { $0.sender = sender }
         if self.cancelCode != nil { sender.answer(.cancel) }
         let disposition = await context.paused {
-            await sender.waitForAnswer { self.observer.loadDidReceive(urlChallenge) }
+            await sender.waitForAnswer { self.observer.loadDidReceive(challenge) }
         }
         self.state.withLock { $0.sender = nil }
-        if let code = self.cancelCode { throw URLError.tether(code, url: url) }
+        if let code = self.cancelCode { throw URLError.tether(code, url: question.url) }
+        return disposition
+    }
 
-        var credential: URLCredential?
-        switch disposition {
-        case .useCredential(let given):
-            credential = given
-        case .continueWithoutCredential, .rejectProtectionSpace:
-            return false
-        case .cancel:
-            throw URLError.tether(.userCancelledAuthentication, url: url)
-        case .performDefaultHandling:
-            if !auth.triedURLCredential.contains(spaceKey), let user = url.user {
-                auth.triedURLCredential.insert(spaceKey)
-                credential = URLCredential(user: user, password: url.password ?? "", persistence: .none)
-            } else if !auth.triedStorage.contains(spaceKey) {
-                auth.triedStorage.insert(spaceKey)
-                let usesStorage = await context.paused { await self.observer.loadShouldUseCredentialStorage() }
-                if usesStorage {
-                    credential = Self.storedCredential(for: space)
-                }
-            }
+    /// The protection space of a challenge, as NSURLConnection describes it.
+    static func protectionSpace(of question: HTTPLoadMachine.Challenge) -> URLProtectionSpace {
+        let url = question.url
+        let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+        let scheme = url.scheme?.lowercased() ?? "http"
+        if question.isProxy {
+            return URLProtectionSpace(
+                proxyHost: url.host ?? "",
+                port: port,
+                type: scheme == "https" ? NSURLProtectionSpaceHTTPSProxy : NSURLProtectionSpaceHTTPProxy,
+                realm: question.challenge.realm,
+                authenticationMethod: question.challenge.authenticationMethod
+            )
         }
-        guard let credential, let user = credential.user else { return false }
-        auth.activate(
-            challenge: challenge,
-            isProxy: isProxy,
-            origin: RedirectRules.origin(of: url),
-            user: user,
-            password: credential.password ?? ""
+        return URLProtectionSpace(
+            host: url.host ?? "",
+            port: port,
+            protocol: scheme,
+            realm: question.challenge.realm,
+            authenticationMethod: question.challenge.authenticationMethod
         )
-        return true
     }
 
     /// The shared storage's credential for `space`. Matches spaces field by field: on Linux

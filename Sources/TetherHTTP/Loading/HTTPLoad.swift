@@ -220,424 +220,84 @@ final class HTTPLoad: Sendable {
         return index > start && index < bytes.count
     }
 
+    /// Carries out the load's decisions (``HTTPLoadMachine``) until it delivers a response or fails.
     private func perform(_ request: URLRequest, context: LoadContext) async throws {
         let cache = self.configuration.responseCache
-        let isGET = Self.method(of: request) == "GET"
-        var stored: CacheEntry? = (cache != nil && isGET) ? cache?.entry(for: request) : nil
-        switch request.cachePolicy {
-        case .returnCacheDataDontLoad:
-            guard let stored else { throw URLError.tether(.resourceUnavailable, url: request.url) }
-            try await self.deliver(stored, context: context)
-            return
-        case .returnCacheDataElseLoad:
-            if let stored {
-                try await self.deliver(stored, context: context)
-                return
-            }
-        case .useProtocolCachePolicy:
-            if let entry = stored, CacheRules.canUseWithoutRevalidation(entry, request: request) {
+        let stored = (cache != nil && Self.method(of: request) == "GET") ? cache?.entry(for: request) : nil
+        var machine = HTTPLoadMachine(maximumRedirects: self.configuration.maximumRedirects)
+        var action = machine.start(request, stored: stored)
+        var response: (HTTPClientResponse, headers: [String: String])?
+        var requestDate = Date()
+        var bodySends = 0
+        var lastError: URLError?
+        while true {
+            switch action {
+            case .serve(let entry):
                 try await self.deliver(entry, context: context)
                 return
-            }
-            if let entry = stored, !entry.hasValidators { stored = nil }
-        case .reloadRevalidatingCacheData:
-            if let entry = stored, !entry.hasValidators { stored = nil }
-        default:
-            stored = nil
-        }
-        do {
-            try await self.network(request, revalidating: stored, context: context)
-        } catch {
-            // A failed revalidation serves the stale entry, unless it must be revalidated (RFC 9111 §4.2.4).
-            let networkCodes: Set<URLError.Code> = [
-                .cannotConnectToHost, .cannotFindHost, .networkConnectionLost, .notConnectedToInternet,
-                .secureConnectionFailed, .dnsLookupFailed,
-            ]
-            guard let stored, !context.didDeliverResponse, self.cancelCode == nil, !CacheRules.mustRevalidate(stored),
-                let urlError = error as? URLError, networkCodes.contains(urlError.code)
-            else { throw error }
-            try await self.deliver(stored, context: context)
-        }
-    }
-
-    /// Delivers a stored entry like a network load.
-    private func deliver(_ entry: CacheEntry, context: LoadContext) async throws {
-        context.didDeliverResponse = true
-        try await context.pausedThrowing { try await self.observer.loadDidReceive(entry.makeResponse()) }
-        var offset = 0
-        let chunkSize = 64 << 10
-        while offset < entry.body.count {
-            let end = min(entry.body.count, offset + chunkSize)
-            let chunk = ByteBuffer(bytes: entry.body[(entry.body.startIndex + offset)..<(entry.body.startIndex + end)])
-            try await context.pausedThrowing { try await self.observer.loadDidReceive(chunk) }
-            offset = end
-        }
-    }
-
-    private func network(
-        _ request: URLRequest,
-        revalidating initialStored: CacheEntry?,
-        context: LoadContext
-    )
-        async throws
-    {
-        let inline = self.state.withLock { $0.inlineEngine }
-        guard
-            let client = inline
-                ?? HTTPEngine.client(
-                    eventLoopGroup: self.configuration.eventLoopGroup,
-                    tlsConfiguration: self.configuration.tlsConfiguration,
-                    decompressionLimit: self.configuration.decompressionLimit
-                )
-        else { throw URLError.tether(.unknown, url: request.url) }
-        var current = request
-        var stored = initialStored
-        var redirects = 0
-        var auth = AuthenticationState()
-        var bodySends = 0
-        // `run` checked the first request; a redirect's target is checked when it becomes current.
-        var isChecked = true
-        while true {
-            guard let url = current.url else { throw URLError.tether(.badURL, url: nil) }
-            if !isChecked {
-                guard URLConnection.canHandle(current) else { throw URLError.tether(.unsupportedURL, url: url) }
-                isChecked = true
-            }
-            if let code = self.cancelCode { throw URLError.tether(code, url: url) }
-            let method = Self.method(of: current)
-
-            var outgoing = HTTPClientRequest(url: url.absoluteString)
-            outgoing.method = HTTPMethod(rawValue: method)
-            var headers = HTTPHeaders()
-            for (name, value) in current.allHTTPHeaderFields ?? [:] { headers.add(name: name, value: value) }
-            if current.httpShouldHandleCookies, let cookies = HTTPCookieStorage.shared.cookies(for: url),
-                !cookies.isEmpty
-            {
-                for (name, value) in HTTPCookie.requestHeaderFields(with: cookies) {
-                    if let existing = headers.first(name: name) {
-                        headers.replaceOrAdd(name: name, value: existing + "; " + value)
-                    } else {
-                        headers.add(name: name, value: value)
+            case .fail(let code):
+                if let lastError, lastError.code == code { throw lastError }
+                throw URLError.tether(code, url: self.currentRequest.url)
+            case .send(let hop):
+                self.setCurrent(hop.request)
+                do {
+                    if let (previous, _) = response {
+                        response = nil
+                        try await self.discard(previous.body, url: hop.url, context: context)
                     }
+                    if let code = self.cancelCode { throw URLError.tether(code, url: hop.url) }
+                    let outgoing = try await self.outgoing(hop, bodySends: &bodySends, context: context)
+                    requestDate = Date()
+                    let received = try await self.send(outgoing, for: hop, context: context)
+                    let headers = Self.headerDictionary(received.headers)
+                    response = (received, headers)
+                    let status = Int(received.status.code)
+                    action = machine.received(
+                        status: status,
+                        headers: headers,
+                        challenges: received.headers[status == 407 ? "Proxy-Authenticate" : "WWW-Authenticate"],
+                        version: VersionedHTTPURLResponse.versionString(
+                            major: received.version.major,
+                            minor: received.version.minor
+                        ),
+                        requestDate: requestDate
+                    )
+                } catch let error as URLError where !context.didDeliverResponse {
+                    lastError = error
+                    action = machine.failed(error.code)
                 }
-            }
-            if let value = auth.authorization(for: url, method: method) {
-                headers.replaceOrAdd(name: auth.headerName, value: value)
-            }
-            let requestDate = Date()
-            if let entry = stored, CacheRules.key(for: entry.url) == CacheRules.key(for: url) {
-                if let etag = entry.header("ETag"), !headers.contains(name: "If-None-Match") {
-                    headers.add(name: "If-None-Match", value: etag)
-                }
-                if let modified = entry.header("Last-Modified"), !headers.contains(name: "If-Modified-Since") {
-                    headers.add(name: "If-Modified-Since", value: modified)
-                }
-            } else {
-                stored = nil
-            }
-            outgoing.headers = headers
-            outgoing.body = try await self.makeBody(
-                for: current,
-                sendIndex: bodySends,
-                headers: headers,
-                context: context
-            )
-            if outgoing.body != nil {
-                bodySends += 1
-                // The engine frames the body from the length it is given; a caller's framing headers would clash.
-                outgoing.headers.remove(name: "Content-Length")
-                outgoing.headers.remove(name: "Transfer-Encoding")
-            }
-
-            context.watchdog?.touch()
-            let response: HTTPClientResponse
-            do {
-                response = try await StaleConnectionRetry.execute(
-                    outgoing,
-                    on: client,
-                    logger: self.configuration.logger
-                )
-            } catch {
-                throw self.failure(error, url: url)
-            }
-            context.watchdog?.touch()
-
-            let headerFields = Self.headerDictionary(response.headers)
-            if current.httpShouldHandleCookies {
-                let setCookies = response.headers["Set-Cookie"]
-                if !setCookies.isEmpty {
-                    var fields: [String: String] = [:]
-                    let cookies = setCookies.flatMap { value -> [HTTPCookie] in
-                        fields["Set-Cookie"] = value
-                        return HTTPCookie.cookies(withResponseHeaderFields: fields, for: url)
-                    }
-                    await Self.store(cookies, for: url, mainDocumentURL: current.mainDocumentURL)
-                }
-            }
-            let status = Int(response.status.code)
-
-            // Redirects: the delegate sees every hop.
-            if [301, 302, 303, 307, 308].contains(status), let location = response.headers.first(name: "Location"),
-                let target = URL(string: location, relativeTo: url)?.absoluteURL,
-                ["http", "https"].contains(target.scheme?.lowercased() ?? "")
-            {
-                redirects += 1
-                if redirects > self.configuration.maximumRedirects {
-                    throw URLError.tether(.httpTooManyRedirects, url: url)
-                }
-                let redirectResponse = Self.makeResponse(
-                    url: url,
-                    status: status,
-                    headers: headerFields,
-                    decompressed: false,
-                    version: response.version
-                )
-                let proposed = RedirectRules.request(following: current, to: target, status: status)
+            case .askToFollow(let proposed, let redirectResponse):
                 let decided = await context.paused {
                     await self.observer.loadWillSend(proposed, redirectResponse: redirectResponse)
                 }
-                if let decided {
-                    try await self.discard(response.body, url: url, context: context)
-                    if let origin = RedirectRules.origin(of: target), origin != RedirectRules.origin(of: url) {
-                        auth.forgetActiveCredential()
-                    }
-                    current = decided
-                    isChecked = false
-                    self.setCurrent(current)
-                    continue
+                if let decided { self.setCurrent(decided) }
+                action = machine.redirect(decided: decided)
+            case .askForCredential(let question):
+                action = machine.credential(try await self.askDelegate(question, context: context))
+            case .askCredentialStorage(let question):
+                let usesStorage = await context.paused { await self.observer.loadShouldUseCredentialStorage() }
+                action = machine.credentialFromStorage(
+                    usesStorage ? Self.storedCredential(for: Self.protectionSpace(of: question)) : nil
+                )
+            case .serveRevalidated(let entry):
+                if let (notModified, _) = response {
+                    try await self.discard(notModified.body, url: entry.url, context: context)
                 }
+                cache?.store(entry)
+                try await self.deliver(entry, context: context)
+                return
+            case .deliver(let request, let revalidated):
+                guard let (final, headers) = response else { throw URLError.tether(.unknown, url: request.url) }
                 try await self.deliverFinal(
-                    response,
-                    headerFields: headerFields,
-                    request: current,
+                    final,
+                    headerFields: headers,
+                    request: request,
                     requestDate: requestDate,
-                    revalidating: stored,
+                    revalidating: revalidated,
                     context: context
                 )
                 return
             }
-
-            // Challenges: Basic and Digest.
-            if status == 401 || status == 407 {
-                let challengeHeader = status == 401 ? "WWW-Authenticate" : "Proxy-Authenticate"
-                if let challenge = HTTPAuthChallenge.strongest(in: response.headers[challengeHeader]) {
-                    let failureResponse = Self.makeResponse(
-                        url: url,
-                        status: status,
-                        headers: headerFields,
-                        decompressed: false,
-                        version: response.version
-                    )
-                    let retry = try await self.answer(
-                        challenge,
-                        isProxy: status == 407,
-                        url: url,
-                        failureResponse: failureResponse,
-                        auth: &auth,
-                        context: context
-                    )
-                    if retry {
-                        try await self.discard(response.body, url: url, context: context)
-                        continue
-                    }
-                }
-            }
-
-            // Revalidation answered "not modified": refresh and deliver the stored entry.
-            if status == 304, var entry = stored {
-                try await self.discard(response.body, url: url, context: context)
-                entry.refresh(with: headerFields, requestDate: requestDate, responseDate: Date())
-                self.configuration.responseCache?.store(entry)
-                try await self.deliver(entry, context: context)
-                return
-            }
-
-            try await self.deliverFinal(
-                response,
-                headerFields: headerFields,
-                request: current,
-                requestDate: requestDate,
-                revalidating: stored,
-                context: context
-            )
-            return
         }
-    }
-
-    /// Stores cookies in the shared storage, which may write them to disk: off the event loop when the load runs on
-    /// one (the storage is done before the next hop's request reads it).
-    private static func store(_ cookies: [HTTPCookie], for url: URL, mainDocumentURL: URL?) async {
-        guard !cookies.isEmpty else { return }
-        guard MultiThreadedEventLoopGroup.currentEventLoop != nil else {
-            HTTPCookieStorage.shared.setCookies(cookies, for: url, mainDocumentURL: mainDocumentURL)
-            return
-        }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            Self.cookieQueue.async {
-                HTTPCookieStorage.shared.setCookies(cookies, for: url, mainDocumentURL: mainDocumentURL)
-                continuation.resume()
-            }
-        }
-    }
-
-    private static let cookieQueue = DispatchQueue(label: "tether.http.cookies")
-
-    /// Streams the final response to the observer and stores it in the cache when the rules allow.
-    private func deliverFinal(
-        _ response: HTTPClientResponse,
-        headerFields: [String: String],
-        request: URLRequest,
-        requestDate: Date,
-        revalidating stored: CacheEntry?,
-        context: LoadContext
-    ) async throws {
-        guard let url = request.url else { return }
-        let status = Int(response.status.code)
-        let encoding = response.headers.first(name: "Content-Encoding")?.lowercased() ?? ""
-        let decompressed =
-            self.configuration.decompressesResponses && ["gzip", "x-gzip", "deflate"].contains(encoding)
-        let httpResponse = Self.makeResponse(
-            url: url,
-            status: status,
-            headers: headerFields,
-            decompressed: decompressed,
-            version: response.version
-        )
-        context.didDeliverResponse = true
-        try await context.pausedThrowing { try await self.observer.loadDidReceive(httpResponse) }
-
-        let cache = self.configuration.responseCache
-        let storable =
-            cache != nil && CacheRules.isStorable(request: request, statusCode: status, headers: headerFields)
-        var cacheBuffer: Data? = storable ? Data() : nil
-        let cacheLimit = cache?.maximumEntrySize ?? 0
-        do {
-            for try await chunk in response.body {
-                context.watchdog?.touch()
-                if cacheBuffer != nil {
-                    if cacheBuffer!.count + chunk.readableBytes > cacheLimit {
-                        cacheBuffer = nil
-                    } else {
-                        cacheBuffer!.append(contentsOf: chunk.readableBytesView)
-                    }
-                }
-                try await context.pausedThrowing { try await self.observer.loadDidReceive(chunk) }
-            }
-        } catch let error as URLError {
-            throw error
-        } catch {
-            throw self.failure(error, url: url)
-        }
-        if let code = self.cancelCode { throw URLError.tether(code, url: url) }
-
-        guard let cache else { return }
-        let method = Self.method(of: request)
-        if !["GET", "HEAD", "OPTIONS", "TRACE"].contains(method), status < 400 {
-            cache.removeCachedResponse(for: request)
-            return
-        }
-        if storable, let body = cacheBuffer {
-            var storedHeaders = headerFields
-            if decompressed {
-                // The stored body is the decoded one.
-                for name in ["Content-Encoding", "Content-Length"] {
-                    if let key = storedHeaders.keys.first(where: { HeaderLookup.namesMatch($0, name) }) {
-                        storedHeaders.removeValue(forKey: key)
-                    }
-                }
-            }
-            let proposed = CachedURLResponse(
-                response: Self.makeResponse(
-                    url: url,
-                    status: status,
-                    headers: storedHeaders,
-                    decompressed: false,
-                    version: response.version
-                ),
-                data: body,
-                userInfo: nil,
-                storagePolicy: .allowed
-            )
-            let decided = await context.paused { await self.observer.loadWillCache(proposed) }
-            if let decided, decided.storagePolicy != .notAllowed,
-                let decidedResponse = decided.response as? HTTPURLResponse
-            {
-                var finalHeaders: [String: String] = [:]
-                for case (let name as String, let value as String) in decidedResponse.allHeaderFields {
-                    finalHeaders[name] = value
-                }
-                cache.store(
-                    CacheEntry(
-                        url: url,
-                        statusCode: decidedResponse.statusCode,
-                        headers: finalHeaders,
-                        body: decided.data,
-                        requestDate: requestDate,
-                        responseDate: Date(),
-                        varyValues: CacheRules.varyValues(for: request, headers: finalHeaders),
-                        storagePolicy: Int(decided.storagePolicy.rawValue),
-                        httpVersion: decidedResponse.httpVersion
-                    ),
-                    allowsDisk: decided.storagePolicy == .allowed
-                )
-            } else if stored != nil {
-                cache.removeCachedResponse(for: request)
-            }
-        } else if stored != nil {
-            cache.removeCachedResponse(for: request)
-        }
-    }
-
-    private func discard(_ body: HTTPClientResponse.Body, url: URL, context: LoadContext) async throws {
-        do {
-            for try await _ in body { context.watchdog?.touch() }
-        } catch {
-            throw self.failure(error, url: url)
-        }
-    }
-
-    private func failure(_ error: any Error, url: URL) -> URLError {
-        if let code = self.cancelCode { return .tether(code, url: url) }
-        return URLErrorMapping.map(error, url: url)
-    }
-
-    // MARK: - Helpers
-
-    /// The request's method in upper case (methods are case-sensitive on the wire; Foundation's are matched
-    /// without case), without making a new string when it already is.
-    static func method(of request: URLRequest) -> String {
-        guard let method = request.httpMethod else { return "GET" }
-        return method.utf8.contains(where: { $0 >= 0x61 && $0 <= 0x7A }) ? method.uppercased() : method
-    }
-
-    static func headerDictionary(_ headers: HTTPHeaders) -> [String: String] {
-        var result: [String: String] = [:]
-        result.reserveCapacity(headers.count)
-        for (name, value) in headers {
-            if let existing = result.keys.first(where: { HeaderLookup.namesMatch($0, name) }) {
-                result[existing] = result[existing]! + ", " + value
-            } else {
-                result[name] = value
-            }
-        }
-        return result
-    }
-
-    static func makeResponse(
-        url: URL,
-        status: Int,
-        headers: [String: String],
-        decompressed: Bool,
-        version: HTTPVersion
-    ) -> HTTPURLResponse {
-        var headers = headers
-        if decompressed,
-            let key = headers.keys.first(where: { HeaderLookup.namesMatch($0, "Content-Length") })
-        {
-            // The delivered body is the decoded one: its length is unknown (expectedContentLength −1).
-            headers.removeValue(forKey: key)
-        }
-        let text = VersionedHTTPURLResponse.versionString(major: version.major, minor: version.minor)
-        return VersionedHTTPURLResponse(url: url, statusCode: status, version: text, headerFields: headers)!
     }
 }

@@ -1,0 +1,279 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The decisions of one load, without I/O: whether the cache answers, which request goes out next (redirects,
+/// credentials, revalidation), which response is the final one, and when a failed revalidation serves the stale
+/// entry. ``HTTPLoad`` feeds it what happened and carries out the ``Action`` it returns; nothing here waits, sends
+/// or reads.
+struct HTTPLoadMachine {
+    /// What the load does next.
+    enum Action {
+        /// Deliver this stored entry as the response; the load ends.
+        case serve(CacheEntry)
+        /// Send this request (after reading off the previous response's body, if any).
+        case send(Hop)
+        /// Ask the delegate whether to follow a redirect (`willSendRequest` with the redirect response).
+        case askToFollow(URLRequest, redirectResponse: HTTPURLResponse)
+        /// Ask the delegate for a credential.
+        case askForCredential(Challenge)
+        /// Ask the delegate whether the shared credential storage may be used, then ``credentialFromStorage(_:)``.
+        case askCredentialStorage(Challenge)
+        /// A 304 refreshed this entry: store it and deliver it (after reading off the 304's body); the load ends.
+        case serveRevalidated(CacheEntry)
+        /// The response just received is the final one: deliver it (it answers `request`, which revalidated
+        /// `revalidating`, if anything); the load ends.
+        case deliver(URLRequest, revalidating: CacheEntry?)
+        /// The load fails with this code.
+        case fail(URLError.Code)
+    }
+
+    /// One request on the wire.
+    struct Hop {
+        var request: URLRequest
+        var url: URL
+        /// Upper case.
+        var method: String
+        /// `Authorization` or `Proxy-Authorization` and its value, for an active credential of this origin.
+        var authorization: (name: String, value: String)?
+        /// `If-None-Match` / `If-Modified-Since` of the entry being revalidated (none the request already has).
+        var conditionalHeaders: [(name: String, value: String)]
+    }
+
+    /// A challenge to put to the delegate.
+    struct Challenge {
+        var challenge: HTTPAuthChallenge
+        var isProxy: Bool
+        var url: URL
+        var previousFailureCount: Int
+        var failureResponse: HTTPURLResponse
+    }
+
+    private enum State {
+        case idle
+        /// A request is out; `stored` is the entry it revalidates.
+        case sending(Hop, stored: CacheEntry?)
+        /// The delegate decides about a redirect of `hop`.
+        case redirecting(Hop, stored: CacheEntry?)
+        /// The delegate answers a challenge to `hop`.
+        case challenged(Hop, Challenge, spaceKey: String, stored: CacheEntry?)
+        case finished
+    }
+
+    private var state = State.idle
+    private var auth = AuthenticationState()
+    private var redirects = 0
+    private let maximumRedirects: Int
+    /// The entry a failed request may fall back to (until a response was delivered).
+    private var staleFallback: CacheEntry?
+
+    init(maximumRedirects: Int) {
+        self.maximumRedirects = maximumRedirects
+    }
+
+    /// The request now on the wire (or last sent).
+    var currentRequest: URLRequest? {
+        switch state {
+        case .sending(let hop, _), .redirecting(let hop, _), .challenged(let hop, _, _, _): hop.request
+        case .idle, .finished: nil
+        }
+    }
+
+    // MARK: - Events
+
+    /// The load starts with `request` (canonical, checked, accepted by the delegate); `stored` is the cache's entry
+    /// for it, if any.
+    mutating func start(_ request: URLRequest, stored: CacheEntry?, now: Date = Date()) -> Action {
+        guard case .idle = state else { preconditionFailure("a load starts once") }
+        var stored = stored
+        switch request.cachePolicy {
+        case .returnCacheDataDontLoad:
+            guard let stored else { return finish(.fail(.resourceUnavailable)) }
+            return finish(.serve(stored))
+        case .returnCacheDataElseLoad:
+            if let stored { return finish(.serve(stored)) }
+        case .useProtocolCachePolicy:
+            if let entry = stored, CacheRules.canUseWithoutRevalidation(entry, request: request, now: now) {
+                return finish(.serve(entry))
+            }
+            if let entry = stored, !entry.hasValidators { stored = nil }
+        case .reloadRevalidatingCacheData:
+            if let entry = stored, !entry.hasValidators { stored = nil }
+        default:
+            stored = nil
+        }
+        if let stored, !CacheRules.mustRevalidate(stored) { staleFallback = stored }
+        return send(request, revalidating: stored)
+    }
+
+    /// The head of the response to the current request arrived; the request was sent at `requestDate`.
+    mutating func received(
+        status: Int,
+        headers: [String: String],
+        challenges: [String],
+        version: String,
+        requestDate: Date,
+        now: Date = Date()
+    ) -> Action {
+        guard case .sending(let hop, let stored) = state else { preconditionFailure("no request is out") }
+        let url = hop.url
+        if [301, 302, 303, 307, 308].contains(status),
+            let location = headers.first(where: { HeaderLookup.namesMatch($0.key, "Location") })?.value,
+            let target = URL(string: location, relativeTo: url)?.absoluteURL,
+            ["http", "https"].contains(target.scheme?.lowercased() ?? "")
+        {
+            redirects += 1
+            if redirects > maximumRedirects { return finish(.fail(.httpTooManyRedirects)) }
+            state = .redirecting(hop, stored: stored)
+            return .askToFollow(
+                RedirectRules.request(following: hop.request, to: target, status: status),
+                redirectResponse: Self.response(url, status, headers, version)
+            )
+        }
+        if status == 401 || status == 407,
+            let challenge = HTTPAuthChallenge.strongest(in: challenges)
+        {
+            let isProxy = status == 407
+            let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+            let spaceKey =
+                "\(isProxy)|\(url.host ?? "")|\(port)|\(challenge.realm ?? "")|\(challenge.authenticationMethod)"
+            let question = Challenge(
+                challenge: challenge,
+                isProxy: isProxy,
+                url: url,
+                previousFailureCount: auth.recordChallenge(spaceKey: spaceKey, challenge: challenge),
+                failureResponse: Self.response(url, status, headers, version)
+            )
+            state = .challenged(hop, question, spaceKey: spaceKey, stored: stored)
+            return .askForCredential(question)
+        }
+        if status == 304, var entry = stored {
+            entry.refresh(with: headers, requestDate: requestDate, responseDate: now)
+            return finish(.serveRevalidated(entry))
+        }
+        return finish(.deliver(hop.request, revalidating: stored))
+    }
+
+    /// The delegate's answer about the redirect: the request to send, or nil to deliver the redirect response.
+    mutating func redirect(decided request: URLRequest?) -> Action {
+        guard case .redirecting(let hop, let stored) = state else { preconditionFailure("no redirect is pending") }
+        guard let request else { return finish(.deliver(hop.request, revalidating: stored)) }
+        guard let url = request.url else { return finish(.fail(.badURL)) }
+        guard URLConnection.canHandle(request) else { return finish(.fail(.unsupportedURL)) }
+        if let origin = RedirectRules.origin(of: url), origin != RedirectRules.origin(of: hop.url) {
+            auth.forgetActiveCredential()
+        }
+        let sameResource = stored.map { CacheRules.key(for: $0.url) == CacheRules.key(for: url) } ?? false
+        return send(request, revalidating: sameResource ? stored : nil)
+    }
+
+    /// The delegate's answer to the challenge.
+    mutating func credential(_ disposition: URLConnection.ChallengeDisposition) -> Action {
+        guard case .challenged(let hop, let question, let spaceKey, let stored) = state else {
+            preconditionFailure("no challenge is pending")
+        }
+        switch disposition {
+        case .useCredential(let credential):
+            return retry(hop, question, with: credential, stored: stored)
+        case .continueWithoutCredential, .rejectProtectionSpace:
+            return finish(.deliver(hop.request, revalidating: stored))
+        case .cancel:
+            return finish(.fail(.userCancelledAuthentication))
+        case .performDefaultHandling:
+            if !auth.triedURLCredential.contains(spaceKey), let user = hop.url.user {
+                auth.triedURLCredential.insert(spaceKey)
+                let credential = URLCredential(user: user, password: hop.url.password ?? "", persistence: .none)
+                return retry(hop, question, with: credential, stored: stored)
+            }
+            if !auth.triedStorage.contains(spaceKey) {
+                auth.triedStorage.insert(spaceKey)
+                return .askCredentialStorage(question)
+            }
+            return finish(.deliver(hop.request, revalidating: stored))
+        }
+    }
+
+    /// The shared storage's credential for the challenge (nil: none, or the delegate said not to use the storage).
+    mutating func credentialFromStorage(_ credential: URLCredential?) -> Action {
+        guard case .challenged(let hop, let question, _, let stored) = state else {
+            preconditionFailure("no challenge is pending")
+        }
+        guard let credential else { return finish(.deliver(hop.request, revalidating: stored)) }
+        return retry(hop, question, with: credential, stored: stored)
+    }
+
+    /// The request failed on the network (`code` mapped from the engine's error) before a response was delivered.
+    mutating func failed(_ code: URLError.Code) -> Action {
+        let networkCodes: Set<URLError.Code> = [
+            .cannotConnectToHost, .cannotFindHost, .networkConnectionLost, .notConnectedToInternet,
+            .secureConnectionFailed, .dnsLookupFailed,
+        ]
+        // A failed revalidation serves the stale entry, unless it must be revalidated (RFC 9111 §4.2.4).
+        if let stale = staleFallback, networkCodes.contains(code) { return finish(.serve(stale)) }
+        return finish(.fail(code))
+    }
+
+    // MARK: - Steps
+
+    private mutating func retry(
+        _ hop: Hop,
+        _ question: Challenge,
+        with credential: URLCredential,
+        stored: CacheEntry?
+    ) -> Action {
+        guard let user = credential.user else { return finish(.deliver(hop.request, revalidating: stored)) }
+        auth.activate(
+            challenge: question.challenge,
+            isProxy: question.isProxy,
+            origin: RedirectRules.origin(of: hop.url),
+            user: user,
+            password: credential.password ?? ""
+        )
+        return send(hop.request, revalidating: stored)
+    }
+
+    private mutating func send(_ request: URLRequest, revalidating stored: CacheEntry?) -> Action {
+        guard let url = request.url else { return finish(.fail(.badURL)) }
+        let method = HTTPLoad.method(of: request)
+        var conditional: [(name: String, value: String)] = []
+        if let stored {
+            let has = { (name: String) in request.value(forHTTPHeaderField: name) != nil }
+            if let etag = stored.header("ETag"), !has("If-None-Match") {
+                conditional.append(("If-None-Match", etag))
+            }
+            if let modified = stored.header("Last-Modified"), !has("If-Modified-Since") {
+                conditional.append(("If-Modified-Since", modified))
+            }
+        }
+        let authorization = auth.authorization(for: url, method: method).map { (auth.headerName, $0) }
+        let hop = Hop(
+            request: request,
+            url: url,
+            method: method,
+            authorization: authorization,
+            conditionalHeaders: conditional
+        )
+        state = .sending(hop, stored: stored)
+        return .send(hop)
+    }
+
+    /// Ends the load's decisions with `action` (every action that ends a load goes through here).
+    private mutating func finish(_ action: Action) -> Action {
+        state = .finished
+        staleFallback = nil
+        return action
+    }
+
+    private static func response(
+        _ url: URL,
+        _ status: Int,
+        _ headers: [String: String],
+        _ version: String
+    )
+        -> HTTPURLResponse
+    {
+        VersionedHTTPURLResponse(url: url, statusCode: status, version: version, headerFields: headers)!
+    }
+}
