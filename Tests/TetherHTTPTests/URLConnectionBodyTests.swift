@@ -151,8 +151,8 @@ struct URLConnectionBodyTests {
         }
     }
 
-    @Test func dataForTimesOutOnAStalledBodyWithoutAWatchdog() async throws {
-        // `data(for:)` runs in the caller's task: the engine's idle-read timeout stands in for the watchdog.
+    @Test func dataForTimesOutOnAStalledBody() async throws {
+        // The load's idle watchdog (a NIO scheduled task) ends it.
         let started = ContinuousClock.now
         do {
             _ = try await URLConnection.data(
@@ -168,16 +168,24 @@ struct URLConnectionBodyTests {
         #expect(ContinuousClock.now - started < .seconds(8))
     }
 
-    @Test func dataForWithEveryTimeoutBeyondTheEnginesItMakesStillTimesOut() async throws {
-        // Distinct timeouts past the cap of engines fall back to a load in a task of its own, with its watchdog.
-        for step in 0...HTTPEngine.maximumTimeoutEngines {
-            let timeout = 0.5 + Double(step) * 0.01
-            await #expect(throws: URLError.self) {
-                _ = try await URLConnection.data(
-                    for: request(self.server.url("/stallhead?for=10"), timeout: timeout),
-                    configuration: .uncached
-                )
+    @Test func loadsWithDistinctTimeoutsOnOneEngineEachTimeOut() async throws {
+        // Timeouts are per load, not per engine: ten distinct ones run on the one shared engine.
+        try await withThrowingTaskGroup(of: URLError.Code?.self) { group in
+            for step in 0..<10 {
+                let timeout = 0.5 + Double(step) * 0.01
+                group.addTask {
+                    do {
+                        _ = try await URLConnection.data(
+                            for: request(self.server.url("/stallhead?for=10"), timeout: timeout),
+                            configuration: .uncached
+                        )
+                        return nil
+                    } catch let error as URLError {
+                        return error.code
+                    }
+                }
             }
+            for try await code in group { #expect(code == .timedOut) }
         }
         let (data, _) = try await URLConnection.data(
             for: request(self.server.url("/slow?n=3&delay=0.05"), timeout: 0.77),

@@ -1,3 +1,4 @@
+public import AsyncHTTPClient
 public import Logging
 public import NIOCore
 public import NIOPosix
@@ -7,8 +8,19 @@ extension URLConnection {
     /// The engine settings of a connection: event loop group, response cache, redirect limit, TLS,
     /// decompression, the in-memory body limit and logging.
     ///
-    /// Connections with equal group, TLS configuration and decompression settings share one AsyncHTTPClient engine.
+    /// Every load runs on one AsyncHTTPClient engine: ``httpClient`` when you give one, else Tether's shared engine
+    /// for the event loop group and the decompression settings (see ``URLConnection/shutdownSharedEngines()``).
+    /// TLS settings and timeouts are per load, not per engine. A shared engine keeps up to 64 HTTP/1 connections to
+    /// one host at once; a load waiting for one of them counts as idle for its `timeoutInterval`.
     public struct Configuration: Sendable {
+        /// The AsyncHTTPClient engine the loads run on; nil (the default) = Tether's shared engine.
+        ///
+        /// Give one to share its connection pool with the rest of your program, or to control its lifetime: you
+        /// shut it down, after the last load. Its own settings then apply instead of ``eventLoopGroup``,
+        /// ``decompressesResponses`` and ``maximumDecodedBodySize``. Make it with redirects disallowed
+        /// (`redirectConfiguration: .disallow`): Tether follows redirects itself, asking the delegate at each hop,
+        /// and an engine that followed them would skip that.
+        public var httpClient: HTTPClient?
         /// The event loop group that runs the I/O. Default `MultiThreadedEventLoopGroup.singleton`.
         public var eventLoopGroup: any EventLoopGroup
         /// The response cache; nil = no caching. Default ``HTTPResponseCache/shared``.
@@ -40,6 +52,7 @@ extension URLConnection {
         ///   - maximumResponseBodySize: The in-memory body limit of the collecting APIs.
         ///   - maximumDecodedBodySize: The most bytes a compressed body may decode to.
         ///   - logger: A logger for debug output.
+        ///   - httpClient: The engine to run on; nil for Tether's shared engine.
         public init(
             eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
             responseCache: HTTPResponseCache? = .shared,
@@ -48,7 +61,8 @@ extension URLConnection {
             decompressesResponses: Bool = true,
             maximumResponseBodySize: Int = 64 << 20,
             maximumDecodedBodySize: Int = 1 << 30,
-            logger: Logger? = nil
+            logger: Logger? = nil,
+            httpClient: HTTPClient? = nil
         ) {
             precondition(maximumRedirects >= 0, "maximumRedirects must not be negative")
             precondition(maximumResponseBodySize >= 0, "maximumResponseBodySize must not be negative")
@@ -61,6 +75,7 @@ extension URLConnection {
             self.maximumResponseBodySize = maximumResponseBodySize
             self.maximumDecodedBodySize = maximumDecodedBodySize
             self.logger = logger
+            self.httpClient = httpClient
         }
 
         /// The engine's decoded-size limit; nil when bodies are not decoded.
@@ -68,5 +83,15 @@ extension URLConnection {
 
         /// The default configuration.
         public static let `default` = Configuration()
+    }
+}
+
+extension URLConnection {
+    /// Shuts down Tether's shared AsyncHTTPClient engines (the loads of configurations without an
+    /// ``Configuration/httpClient``): their connections close. Call it when none of their loads is running: before
+    /// your program exits, or before you shut down an event loop group of your own; a later load makes a new engine.
+    /// - Parameter eventLoopGroup: Only the engines on this group; nil (the default) for all.
+    public static func shutdownSharedEngines(on eventLoopGroup: (any EventLoopGroup)? = nil) async throws {
+        try await HTTPEngine.shutdown(group: eventLoopGroup)
     }
 }

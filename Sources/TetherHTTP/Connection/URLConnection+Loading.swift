@@ -84,10 +84,8 @@ extension URLConnection {
         let promise = OutcomePromise()
         let observer = CollectingObserver(limit: configuration.maximumResponseBodySize) { promise.fulfil($0) }
         let load = HTTPLoad(request: request, configuration: configuration, observer: observer)
-        let inline = load.prepareInline()
         let outcome = await withTaskCancellationHandler {
-            // Inline, the load ends (and fulfils the promise) before `runInline` returns.
-            if inline { await load.runInline() } else { load.start() }
+            load.start()
             return await promise.value()
         } onCancel: {
             load.cancel(.cancelled)

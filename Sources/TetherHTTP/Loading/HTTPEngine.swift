@@ -1,103 +1,70 @@
 import AsyncHTTPClient
-import Foundation
 import NIOCore
 import NIOHTTPCompression
-import NIOSSL
 import TetherConcurrency
 import Tracing
 
-/// The process-wide `HTTPClient`s, one per (event loop group, TLS configuration, decoded-size limit), created lazily
-/// and never shut down. Redirects are disabled in the engine: Tether follows them itself.
+/// Tether's shared AsyncHTTPClient engines: one per (event loop group, decoded-size limit), created on first use and
+/// kept until ``shutdown()``. TLS settings travel with each request (AsyncHTTPClient pools connections by them), and
+/// idle timeouts with each load (``IdleWatchdog``), so neither needs an engine of its own. Redirects are disabled in
+/// the engine: Tether follows them itself.
 enum HTTPEngine {
     private struct Key: Hashable {
         var group: ObjectIdentifier
-        var tls: TLSKey?
         /// The decoded-size limit of gzip/deflate bodies; nil = bodies are not decoded.
         var decompressionLimit: Int?
-        /// Nanoseconds; set for engines whose own timeouts stand in for a load's idle watchdog.
-        var idleTimeout: Int64?
-    }
-
-    /// At most this many distinct idle timeouts get engines of their own (engines are never shut down).
-    static let maximumTimeoutEngines = 8
-
-    private struct TLSKey: Hashable {
-        var configuration: TLSConfiguration
-        static func == (lhs: TLSKey, rhs: TLSKey) -> Bool {
-            lhs.configuration.bestEffortEquals(rhs.configuration)
-        }
-        func hash(into hasher: inout Hasher) {
-            self.configuration.bestEffortHash(into: &hasher)
-        }
     }
 
     private static let clients = LockedBox<[Key: HTTPClient]>([:])
-    /// The engines without TLS settings (the common case), found without building or hashing a TLS key.
-    private static let plainClients = LockedBox<[PlainKey: HTTPClient]>([:])
 
-    private struct PlainKey: Hashable {
-        var group: ObjectIdentifier
-        var decompressionLimit: Int?
-        var idleTimeout: Int64?
+    /// The HTTP/1 connections a shared engine keeps to one host at once; more loads wait for one of them.
+    static let maximumConnectionsPerHost = 64
 
-        init(group: ObjectIdentifier, decompressionLimit: Int?, idleTimeout: Int64?) {
-            self.group = group
-            self.decompressionLimit = decompressionLimit
-            self.idleTimeout = idleTimeout
-        }
-
-        init(_ key: Key) {
-            self.init(group: key.group, decompressionLimit: key.decompressionLimit, idleTimeout: key.idleTimeout)
-        }
-    }
-
-    /// The engine for these settings. With `idleTimeout`, an engine whose connect and idle-read timeouts are that
-    /// long (what NSURLConnection's `timeoutInterval` means), for loads that run without a watchdog; nil when
-    /// `maximumTimeoutEngines` distinct timeouts already have one.
-    static func client(
-        eventLoopGroup: any EventLoopGroup,
-        tlsConfiguration: TLSConfiguration?,
-        decompressionLimit: Int?,
-        idleTimeout: TimeAmount? = nil
-    ) -> HTTPClient? {
-        if case .none = tlsConfiguration {
-            let plain = PlainKey(
-                group: ObjectIdentifier(eventLoopGroup as AnyObject),
-                decompressionLimit: decompressionLimit,
-                idleTimeout: idleTimeout?.nanoseconds
-            )
-            if let client = self.plainClients.withLock({ $0[plain] }) { return client }
-        }
+    /// The engine of a configuration: its own ``URLConnection/Configuration/httpClient``, or the shared one.
+    static func client(for configuration: URLConnection.Configuration) -> HTTPClient {
+        if let client = configuration.httpClient { return client }
         let key = Key(
-            group: ObjectIdentifier(eventLoopGroup as AnyObject),
-            tls: tlsConfiguration.map(TLSKey.init),
-            decompressionLimit: decompressionLimit,
-            idleTimeout: idleTimeout?.nanoseconds
+            group: ObjectIdentifier(configuration.eventLoopGroup as AnyObject),
+            decompressionLimit: configuration.decompressionLimit
         )
-        let found: HTTPClient? = self.clients.withLock { clients in
+        return clients.withLock { clients in
             if let client = clients[key] { return client }
-            if idleTimeout != nil, clients.keys.count(where: { $0.idleTimeout != nil }) >= Self.maximumTimeoutEngines {
-                return nil
-            }
-            let connectTimeout = min(TimeAmount.seconds(75), idleTimeout ?? .seconds(75))
-            var configuration = HTTPClient.Configuration(
-                tlsConfiguration: tlsConfiguration,
-                redirectConfiguration: .disallow,
-                timeout: .init(connect: connectTimeout, read: idleTimeout),
-                // The bomb guard is the decoded size, not a ratio: ordinary text compresses well over 25×.
-                decompression: decompressionLimit.map { .enabled(limit: .size($0)) } ?? .disabled
+            let client = HTTPClient(
+                eventLoopGroup: configuration.eventLoopGroup,
+                configuration: makeConfiguration(decompressionLimit: configuration.decompressionLimit)
             )
-            // A refused connection must fail now, not after retries until the connect timeout.
-            configuration.connectionPool.retryConnectionEstablishment = false
-            // No spans to record (no tracer bootstrapped): the engine skips its tracing calls, a cost per request.
-            if InstrumentationSystem.tracer is NoOpTracer { configuration.tracing.tracer = nil }
-            let client = HTTPClient(eventLoopGroup: eventLoopGroup, configuration: configuration)
             clients[key] = client
             return client
         }
-        if let found, case .none = tlsConfiguration {
-            self.plainClients.withLock { $0[PlainKey(key)] = found }
+    }
+
+    /// The settings of a shared engine (and what an engine given in ``URLConnection/Configuration/httpClient``
+    /// should have).
+    static func makeConfiguration(decompressionLimit: Int?) -> HTTPClient.Configuration {
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow,
+            // A load's own timeout (its idle watchdog) decides sooner; 75 s is NSURLConnection's connect ceiling.
+            timeout: .init(connect: .seconds(75)),
+            // The bomb guard is the decoded size, not a ratio: ordinary text compresses well over 25×.
+            decompression: decompressionLimit.map { .enabled(limit: .size($0)) } ?? .disabled
+        )
+        // A refused connection must fail now, not after retries until the connect timeout.
+        configuration.connectionPool.retryConnectionEstablishment = false
+        // Loads are independent, as NSURLConnection's are: one host may have many at once (a load waiting for a
+        // connection counts as idle for its timeout).
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = maximumConnectionsPerHost
+        // No spans to record (no tracer bootstrapped): the engine skips its tracing calls, a cost per request.
+        if InstrumentationSystem.tracer is NoOpTracer { configuration.tracing.tracer = nil }
+        return configuration
+    }
+
+    /// Shuts the shared engines on `group` (all of them when nil) down; the next load makes new ones.
+    static func shutdown(group: (any EventLoopGroup)?) async throws {
+        let chosen = clients.withLock { clients -> [HTTPClient] in
+            let keys = clients.keys.filter { key in group.map { key.group == ObjectIdentifier($0 as AnyObject) } ?? true
+            }
+            return keys.compactMap { clients.removeValue(forKey: $0) }
         }
-        return found
+        for client in chosen { try await client.shutdown() }
     }
 }

@@ -22,6 +22,7 @@ extension HTTPLoad {
         let request = hop.request
         var outgoing = HTTPClientRequest(url: hop.url.absoluteString)
         outgoing.method = HTTPMethod(rawValue: hop.method)
+        outgoing.tlsConfiguration = self.configuration.tlsConfiguration
         var headers = HTTPHeaders()
         for (name, value) in request.allHTTPHeaderFields ?? [:] { headers.add(name: name, value: value) }
         if request.httpShouldHandleCookies, let cookies = HTTPCookieStorage.shared.cookies(for: hop.url),
@@ -57,15 +58,7 @@ extension HTTPLoad {
     ) async throws
         -> HTTPClientResponse
     {
-        let inline = self.state.withLock { $0.inlineEngine }
-        guard
-            let client = inline
-                ?? HTTPEngine.client(
-                    eventLoopGroup: self.configuration.eventLoopGroup,
-                    tlsConfiguration: self.configuration.tlsConfiguration,
-                    decompressionLimit: self.configuration.decompressionLimit
-                )
-        else { throw URLError.tether(.unknown, url: hop.url) }
+        let client = HTTPEngine.client(for: self.configuration)
         context.watchdog?.touch()
         let response: HTTPClientResponse
         do {

@@ -12,8 +12,8 @@ import FoundationNetworking
 
 /// One load: canonicalisation, cache, hops with redirects and challenges, the streamed final response.
 ///
-/// Runs in its own task (``start()``), or in its caller's (``runInline()``, for `data(for:)`); every event goes to
-/// the observer, in order. ``cancel(_:)`` stops the engine request
+/// Runs in its own task (``start()``), which the idle watchdog or ``cancel(_:)`` cancels; every event goes to the
+/// observer, in order. ``cancel(_:)`` stops the engine request
 /// and records why, so that the error reported (if anyone still listens) says it.
 final class HTTPLoad: Sendable {
     struct State {
@@ -22,9 +22,6 @@ final class HTTPLoad: Sendable {
         var currentRequest: URLRequest
         var sender: ChallengeSender?
         var isStarted = false
-        /// Set for a load run in its caller's task (``runInline()``): the engine's own timeouts replace the
-        /// watchdog.
-        var inlineEngine: HTTPClient?
         /// A ``FlushingExecutor`` for the load's task (the delegate face), when the platform has task executors.
         var preferredExecutor: (any Sendable)?
     }
@@ -84,36 +81,6 @@ final class HTTPLoad: Sendable {
         self.state.withLock { $0.preferredExecutor = executor }
     }
 
-    /// Prepares a load to run in the caller's task, saving the hops to a task of its own and back: possible for a
-    /// request without a body (nothing to upload, so the engine's idle-read and connect timeouts measure what the
-    /// watchdog would) when an engine with its `timeoutInterval` exists or may be made. False: use ``start()``.
-    func prepareInline() -> Bool {
-        let interval = self.originalRequest.timeoutInterval
-        guard self.originalRequest.httpBody == nil, self.originalRequest.httpBodyStream == nil, interval > 0,
-            interval.isFinite,
-            let client = HTTPEngine.client(
-                eventLoopGroup: self.configuration.eventLoopGroup,
-                tlsConfiguration: self.configuration.tlsConfiguration,
-                decompressionLimit: self.configuration.decompressionLimit,
-                idleTimeout: .nanoseconds(Int64(min(interval, 365 * 86_400) * 1e9))
-            )
-        else { return false }
-        self.state.withLock { $0.inlineEngine = client }
-        return true
-    }
-
-    /// Runs a load prepared by ``prepareInline()`` in the calling task; the caller's cancellation cancels it.
-    func runInline() async {
-        let shouldStart = self.state.withLock { state -> Bool in
-            if state.isStarted { return false }
-            state.isStarted = true
-            return true
-        }
-        guard shouldStart else { return }
-        self.prepareCookieStorage()
-        await self.run()
-    }
-
     /// The shared cookie storage reads its file the first time it is used: that happens here, on the thread that
     /// starts the load, not on the event loop where a load's steps may run.
     private func prepareCookieStorage() {
@@ -148,14 +115,11 @@ final class HTTPLoad: Sendable {
     }
 
     private func run(canonical request: URLRequest) async {
-        let isInline = self.state.withLock { $0.inlineEngine != nil }
-        let watchdog =
-            isInline
-            ? nil
-            : IdleWatchdog(
-                timeoutInterval: self.originalRequest.timeoutInterval,
-                onFire: { [weak self] in self?.cancel(.timedOut) }
-            )
+        let watchdog = IdleWatchdog(
+            timeoutInterval: self.originalRequest.timeoutInterval,
+            eventLoop: HTTPEngine.client(for: self.configuration).eventLoopGroup.next(),
+            onFire: { [weak self] in self?.cancel(.timedOut) }
+        )
         let context = LoadContext(watchdog: watchdog)
         self.setCurrent(request)
         watchdog?.start()

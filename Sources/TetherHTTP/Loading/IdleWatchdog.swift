@@ -1,121 +1,92 @@
-import Dispatch
-import Foundation
 import NIOCore
 import TetherConcurrency
 
 /// Fails a load when no byte moved for `timeout` (NSURLConnection's `timeoutInterval` is an idle timeout).
 ///
-/// Paused while the load waits for its delegate, so a slow delegate is not a silent server. All watchdogs share
-/// one ticker (``WatchdogTicker``), so arming and disarming one costs a lock, not a timer per request.
+/// One NIO scheduled task per load at a time, on an event loop of the load's group: activity only records the time
+/// (a lock, no timer), and the task, when it fires, either fails the load or schedules itself for the rest of the
+/// idle time. Paused while the load waits for its delegate, so a slow delegate is not a silent server.
 final class IdleWatchdog: Sendable {
     private struct State {
         var lastActivity: NIODeadline
         var pauseCount = 0
         var isStopped = false
+        var scheduled: Scheduled<Void>?
     }
 
     private let timeout: TimeAmount
+    private let eventLoop: any EventLoop
     private let onFire: @Sendable () -> Void
     private let state: LockedBox<State>
 
-    init?(timeoutInterval: Double, onFire: @escaping @Sendable () -> Void) {
+    init?(timeoutInterval: Double, eventLoop: any EventLoop, onFire: @escaping @Sendable () -> Void) {
         guard timeoutInterval > 0, timeoutInterval.isFinite else { return nil }
         self.timeout = .nanoseconds(Int64(min(timeoutInterval, 365 * 86_400) * 1e9))
+        self.eventLoop = eventLoop
         self.onFire = onFire
         self.state = LockedBox(State(lastActivity: .now()))
     }
 
     func start() {
-        self.touch()
-        WatchdogTicker.shared.register(self)
+        let deadline = NIODeadline.now() + timeout
+        state.withLock { $0.lastActivity = .now() }
+        schedule(at: deadline)
     }
 
     func touch() {
-        self.state.withLock { $0.lastActivity = .now() }
+        state.withLock { $0.lastActivity = .now() }
     }
 
     func pause() {
-        self.state.withLock { $0.pauseCount += 1 }
+        state.withLock { $0.pauseCount += 1 }
     }
 
     func resume() {
-        self.state.withLock {
+        state.withLock {
             $0.pauseCount -= 1
             $0.lastActivity = .now()
         }
     }
 
     func stop() {
-        self.state.withLock { $0.isStopped = true }
-        WatchdogTicker.shared.unregister(self)
-    }
-
-    /// Called by the ticker: fires (once) when the load has been idle for `timeout`; true when done with it.
-    func check(now: NIODeadline) -> Bool {
-        let shouldFire: Bool? = self.state.withLock { state in
-            if state.isStopped { return nil }
-            if state.pauseCount > 0 {
-                state.lastActivity = now
-                return false
-            }
-            guard state.lastActivity + self.timeout <= now else { return false }
+        let scheduled = state.withLock { state -> Scheduled<Void>? in
             state.isStopped = true
-            return true
+            defer { state.scheduled = nil }
+            return state.scheduled
         }
-        guard let shouldFire else { return true }
-        if shouldFire { self.onFire() }
-        return shouldFire
-    }
-}
-
-/// One timer for every armed ``IdleWatchdog``: ticks every 50 ms while any is armed, stops after 2 s without any.
-// Sendable: its state (with the Dispatch timer, whose calls are thread-safe) is in a `LockedBox`, used under its lock.
-final class WatchdogTicker: @unchecked Sendable {
-    static let shared = WatchdogTicker()
-
-    private struct State {
-        var watchdogs: [ObjectIdentifier: IdleWatchdog] = [:]
-        var timer: (any DispatchSourceTimer)?
-        var idleTicks = 0
+        scheduled?.cancel()
     }
 
-    private static let interval = DispatchTimeInterval.milliseconds(50)
-    private let state = LockedBox(State())
-    private let queue = DispatchQueue(label: "tether.http.idle-timeouts")
-
-    func register(_ watchdog: IdleWatchdog) {
-        self.state.withLock { state in
-            state.watchdogs[ObjectIdentifier(watchdog)] = watchdog
-            state.idleTicks = 0
-            guard state.timer == nil else { return }
-            let timer = DispatchSource.makeTimerSource(queue: self.queue)
-            timer.schedule(deadline: .now() + Self.interval, repeating: Self.interval, leeway: .milliseconds(10))
-            timer.setEventHandler { [weak self] in self?.tick() }
-            timer.resume()
-            state.timer = timer
+    private func schedule(at deadline: NIODeadline) {
+        let task = eventLoop.scheduleTask(deadline: deadline) { [weak self] () -> Void in self?.fired() }
+        let isStopped = state.withLock { state -> Bool in
+            if !state.isStopped { state.scheduled = task }
+            return state.isStopped
         }
+        if isStopped { task.cancel() }
     }
 
-    func unregister(_ watchdog: IdleWatchdog) {
-        self.state.withLock { _ = $0.watchdogs.removeValue(forKey: ObjectIdentifier(watchdog)) }
-    }
-
-    private func tick() {
+    /// The idle time may be up: fail the load, or wait for the rest of it.
+    private func fired() {
         let now = NIODeadline.now()
-        let armed = self.state.withLock { Array($0.watchdogs.values) }
-        let done = armed.filter { $0.check(now: now) }
-        self.state.withLock { state in
-            for watchdog in done { state.watchdogs.removeValue(forKey: ObjectIdentifier(watchdog)) }
-            if state.watchdogs.isEmpty {
-                state.idleTicks += 1
-                if state.idleTicks >= 40 {
-                    state.timer?.cancel()
-                    state.timer = nil
-                    state.idleTicks = 0
-                }
-            } else {
-                state.idleTicks = 0
-            }
+        enum Next {
+            case nothing
+            case fire
+            case wait(until: NIODeadline)
+        }
+        let next = state.withLock { state -> Next in
+            if state.isStopped { return .nothing }
+            if state.pauseCount > 0 { return .wait(until: now + timeout) }
+            let due = state.lastActivity + timeout
+            guard due <= now else { return .wait(until: due) }
+            state.isStopped = true
+            state.scheduled = nil
+            return .fire
+        }
+        switch next {
+        case .nothing: return
+        case .fire: onFire()
+        case .wait(let deadline): schedule(at: deadline)
         }
     }
 }
