@@ -40,6 +40,13 @@ extension URLConnection {
         public var maximumResponseBodySize: Int
         /// Debug logging; nil = silent.
         public var logger: Logger?
+        /// The proxy every load goes through; nil (the default) = none, or the environment's when
+        /// ``usesEnvironmentProxy`` is set. Not used with an ``httpClient`` of your own (its own proxy applies).
+        public var proxy: URLConnection.Proxy?
+        /// Whether loads without an explicit ``proxy`` use the environment's, as curl reads it: `https_proxy` for
+        /// https, `http_proxy` for http, else `all_proxy` (each also in upper case, except `HTTP_PROXY`), and
+        /// `no_proxy` for the hosts that go direct. Default false.
+        public var usesEnvironmentProxy = false
 
         /// Creates a configuration.
         ///

@@ -4,7 +4,7 @@ import NIOHTTPCompression
 import TetherConcurrency
 import Tracing
 
-/// Tether's shared AsyncHTTPClient engines: one per (event loop group, decoded-size limit), created on first use and
+/// Tether's shared AsyncHTTPClient engines: one per (event loop group, decoded-size limit, proxy), created on first use and
 /// kept until ``shutdown()``. TLS settings travel with each request (AsyncHTTPClient pools connections by them), and
 /// idle timeouts with each load (``IdleWatchdog``), so neither needs an engine of its own. Redirects are disabled in
 /// the engine: Tether follows them itself.
@@ -13,6 +13,7 @@ enum HTTPEngine {
         var group: ObjectIdentifier
         /// The decoded-size limit of gzip/deflate bodies; nil = bodies are not decoded.
         var decompressionLimit: Int?
+        var proxy: URLConnection.Proxy?
     }
 
     private static let clients = LockedBox<[Key: HTTPClient]>([:])
@@ -20,18 +21,21 @@ enum HTTPEngine {
     /// The HTTP/1 connections a shared engine keeps to one host at once; more loads wait for one of them.
     static let maximumConnectionsPerHost = 64
 
-    /// The engine of a configuration: its own ``URLConnection/Configuration/httpClient``, or the shared one.
-    static func client(for configuration: URLConnection.Configuration) -> HTTPClient {
+    /// The engine of a configuration: its own ``URLConnection/Configuration/httpClient``, or the shared one (for
+    /// requests through `proxy`, one per proxy).
+    static func client(for configuration: URLConnection.Configuration, proxy: URLConnection.Proxy? = nil) -> HTTPClient
+    {
         if let client = configuration.httpClient { return client }
         let key = Key(
             group: ObjectIdentifier(configuration.eventLoopGroup as AnyObject),
-            decompressionLimit: configuration.decompressionLimit
+            decompressionLimit: configuration.decompressionLimit,
+            proxy: proxy
         )
         return clients.withLock { clients in
             if let client = clients[key] { return client }
             let client = HTTPClient(
                 eventLoopGroup: configuration.eventLoopGroup,
-                configuration: makeConfiguration(decompressionLimit: configuration.decompressionLimit)
+                configuration: makeConfiguration(decompressionLimit: configuration.decompressionLimit, proxy: proxy)
             )
             clients[key] = client
             return client
@@ -40,7 +44,10 @@ enum HTTPEngine {
 
     /// The settings of a shared engine (and what an engine given in ``URLConnection/Configuration/httpClient``
     /// should have).
-    static func makeConfiguration(decompressionLimit: Int?) -> HTTPClient.Configuration {
+    static func makeConfiguration(
+        decompressionLimit: Int?,
+        proxy: URLConnection.Proxy? = nil
+    ) -> HTTPClient.Configuration {
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
             // A load's own timeout (its idle watchdog) decides sooner; 75 s is NSURLConnection's connect ceiling.
@@ -53,6 +60,17 @@ enum HTTPEngine {
         // Loads are independent, as NSURLConnection's are: one host may have many at once (a load waiting for a
         // connection counts as idle for its timeout).
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = maximumConnectionsPerHost
+        switch proxy?.kind {
+        case .http:
+            let authorization = proxy?.credentials.map {
+                HTTPClient.Authorization.basic(username: $0.user, password: $0.password)
+            }
+            configuration.proxy = .server(host: proxy!.host, port: proxy!.port, authorization: authorization)
+        case .socks5:
+            configuration.proxy = .socksServer(host: proxy!.host, port: proxy!.port)
+        case nil:
+            break
+        }
         // No spans to record (no tracer bootstrapped): the engine skips its tracing calls, a cost per request.
         if InstrumentationSystem.tracer is NoOpTracer { configuration.tracing.tracer = nil }
         return configuration

@@ -58,7 +58,12 @@ extension HTTPLoad {
     ) async throws
         -> HTTPClientResponse
     {
-        let client = HTTPEngine.client(for: self.configuration)
+        let proxy = ProxyRules.proxy(
+            for: hop.url,
+            explicit: self.configuration.proxy,
+            usesEnvironment: self.configuration.usesEnvironmentProxy
+        )
+        let client = HTTPEngine.client(for: self.configuration, proxy: proxy)
         context.watchdog?.touch()
         let response: HTTPClientResponse
         do {

@@ -52,6 +52,7 @@ extension URLError {
         case .cannotCreateFile: "the file cannot be created"
         case .cannotWriteToFile: "the file cannot be written"
         case .requestBodyStreamExhausted: "the request body stream is exhausted"
+        case .userAuthenticationRequired: "the proxy wants credentials (407)"
         default: "URL loading failed (\(code.rawValue))"
         }
     }
@@ -73,6 +74,9 @@ enum URLErrorMapping {
             case .remoteConnectionClosed: return .networkConnectionLost
             case .invalidURL, .emptyHost, .emptyScheme: return .badURL
             case .bodyLengthMismatch: return .networkConnectionLost
+            case .proxyAuthenticationRequired: return .userAuthenticationRequired
+            case .invalidProxyResponse: return .cannotConnectToHost
+            case .socksHandshakeTimeout, .httpProxyHandshakeTimeout: return .timedOut
             default:
                 if String(describing: clientError).contains("unsupportedScheme") { return .unsupportedURL }
                 return .badServerResponse

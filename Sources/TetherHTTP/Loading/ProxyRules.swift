@@ -1,0 +1,45 @@
+import Foundation
+
+/// Which proxy a request goes through: the configuration's own, or the environment's as curl reads it.
+enum ProxyRules {
+    /// The proxy for a request to `url`.
+    ///
+    /// An explicit proxy applies to every request. From the environment: `https_proxy`/`HTTPS_PROXY` for https,
+    /// `http_proxy` (lower case only, as curl: `HTTP_PROXY` can be set by a CGI request's `Proxy:` header) for http,
+    /// else `all_proxy`/`ALL_PROXY`; `no_proxy`/`NO_PROXY` lists hosts that go direct (`*` for all; a name matches
+    /// itself and its subdomains, with or without a leading dot; an IP address matches itself).
+    static func proxy(
+        for url: URL,
+        explicit: URLConnection.Proxy?,
+        usesEnvironment: Bool,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> URLConnection.Proxy? {
+        if let explicit { return explicit }
+        guard usesEnvironment, let host = url.host?.lowercased() else { return nil }
+        func value(_ names: String...) -> String? {
+            names.lazy.compactMap { environment[$0] }.first { !$0.isEmpty }
+        }
+        let isHTTPS = url.scheme?.lowercased() == "https"
+        let chosen =
+            isHTTPS
+            ? value("https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY")
+            : value("http_proxy", "all_proxy", "ALL_PROXY")
+        guard let chosen, let proxy = try? URLConnection.Proxy(url: chosen) else { return nil }
+        if let exclusions = value("no_proxy", "NO_PROXY"), Self.excludes(exclusions, host: host) { return nil }
+        return proxy
+    }
+
+    /// Whether the `no_proxy` list `list` names `host`.
+    static func excludes(_ list: String, host: String) -> Bool {
+        let host = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        for entry in list.split(separator: ",") {
+            var name = entry.trimmingCharacters(in: .whitespaces).lowercased()
+            if name == "*" { return true }
+            if name.hasPrefix(".") { name.removeFirst() }
+            if name.hasPrefix("[") && name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
+            guard !name.isEmpty else { continue }
+            if host == name || host.hasSuffix("." + name) { return true }
+        }
+        return false
+    }
+}
