@@ -37,11 +37,29 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(help: "Bypass the response cache.")
     var noCache = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Go through this proxy: http://[USER:PASSWORD@]HOST[:PORT] or socks5://HOST[:PORT] (port 1080 by default).",
+            valueName: "url"
+        )
+    )
+    var proxy: String?
+
+    @Flag(help: "Use the proxy that http_proxy, https_proxy, all_proxy and no_proxy name, as curl reads them.")
+    var proxyFromEnvironment = false
+
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
         guard let parsed = URL(string: self.url), URLConnection.canHandle(URLRequest(url: parsed)) else {
             throw ValidationError("not an http(s) URL with a host: \(self.url)")
+        }
+        if let proxy {
+            do {
+                _ = try URLConnection.Proxy(url: proxy)
+            } catch {
+                throw ValidationError("--proxy: \((error as? URLError)?.localizedDescription ?? "\(error)")")
+            }
         }
         for header in self.headers where Self.split(header) == nil {
             throw ValidationError("a header must look like 'Name: value', got '\(header)'")
@@ -68,7 +86,9 @@ struct GetCommand: AsyncParsableCommand {
             verbose.logLevel = .debug
             logger = verbose
         }
-        let configuration = URLConnection.Configuration(responseCache: self.noCache ? nil : .shared, logger: logger)
+        var configuration = URLConnection.Configuration(responseCache: self.noCache ? nil : .shared, logger: logger)
+        configuration.proxy = try self.proxy.map { try URLConnection.Proxy(url: $0) }
+        configuration.usesEnvironmentProxy = self.proxyFromEnvironment
         do {
             if let output = self.output {
                 let bar = !self.noProgress && isatty(STDERR_FILENO) == 1 ? ProgressBar() : nil

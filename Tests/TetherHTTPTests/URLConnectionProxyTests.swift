@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TetherTestSupport
 
 @testable import TetherHTTP
 
@@ -124,5 +125,38 @@ struct URLConnectionProxyTests {
     @Test(arguments: ["ftp://p:1", "http://", "http://p:0", "http://p:70000"])
     func aBadProxyURLIsABadURL(url: String) {
         #expect(throws: URLError.self) { try URLConnection.Proxy(url: url) }
+    }
+}
+
+/// `tether get --proxy` and `--proxy-from-environment`, run as a user would.
+@Suite(.timeLimit(.minutes(1)))
+struct GetCommandProxyTests {
+    @Test func getGoesThroughTheProxyItIsGivenOrTheEnvironmentNames() async throws {
+        let server = try await TestServer.http()
+        let proxy = try ProxyServer()
+        let tether = try BuiltProduct.require("tether")
+        let url = server.url("/hello").absoluteString
+        let given = try await CommandRun.run(
+            tether,
+            ["get", "--no-cache", "--proxy", "socks5://127.0.0.1:\(proxy.socksPort)", url]
+        )
+        #expect(given.status == 0, "\(given.errors)")
+        #expect(given.output == "hello")
+        #expect(await proxy.logged("SOCKS ") == "SOCKS 127.0.0.1:\(server.port)")
+
+        var environment = ProcessInfo.processInfo.environment
+        environment["http_proxy"] = "http://127.0.0.1:\(proxy.httpPort)"
+        environment["no_proxy"] = ""
+        let fromEnvironment = try await CommandRun.run(
+            tether,
+            ["get", "--no-cache", "--proxy-from-environment", url],
+            environment: environment
+        )
+        #expect(fromEnvironment.output == "hello")
+        #expect(await proxy.logged("CONNECT ") == "CONNECT 127.0.0.1:\(server.port)")
+
+        let bad = try await CommandRun.run(tether, ["get", "--proxy", "ftp://x", url])
+        #expect(bad.status != 0)
+        #expect(bad.errors.contains("--proxy"))
     }
 }
