@@ -9,7 +9,7 @@ extension URLConnection {
     /// decompression, the in-memory body limit and logging.
     ///
     /// Every load runs on one AsyncHTTPClient engine: ``httpClient`` when you give one, else Tether's shared engine
-    /// for the event loop group and the decompression settings (see ``URLConnection/shutdownSharedEngines()``).
+    /// for the event loop group and the decompression settings (see ``URLConnection/shutdownSharedEngines(on:)``).
     /// TLS settings and timeouts are per load, not per engine. A shared engine keeps up to 64 HTTP/1 connections to
     /// one host at once; a load waiting for one of them counts as idle for its `timeoutInterval`.
     public struct Configuration: Sendable {
