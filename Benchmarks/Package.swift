@@ -57,6 +57,7 @@ let package = Package(
                 .product(name: "TetherSockets", package: "Tether"),
                 .product(name: "TetherStore", package: "Tether"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Sources/TetherNotesBench",
             swiftSettings: [.swiftLanguageMode(.v6)]

@@ -24,7 +24,7 @@ enum NotesBench {
         report: inout NotesReport
     ) async throws {
         let postmaster = kind.usesPostgres ? postgres?.postmasterPID : nil
-        let deployment = try await NotesDeployment.start(kind, postgresURL: postgres?.url)
+        let deployment = try await NotesDeployment.start(kind, postgresURL: postgres?.url, fsync: !options.noFsync)
         print("\n== \(kind.rawValue): \(deployment.ports.count) server(s) on 127.0.0.1 port(s) \(deployment.ports)")
         do {
             let warmServer = try await ThroughputRun.throughServers(
@@ -43,6 +43,7 @@ enum NotesBench {
                     var server = ThroughputRun.Result()
                     var direct = ThroughputRun.Result()
                     for variant in round % 2 == 0 ? [0, 1] : [1, 0] {
+                        guard options.variants.contains(variant == 0 ? "server" : "direct") else { continue }
                         if variant == 0 {
                             server = try await ThroughputRun.throughServers(
                                 deployment,
@@ -62,6 +63,10 @@ enum NotesBench {
                     print("round \(round + 1), \(clients) clients: server \(line(server)); direct \(line(direct))")
                     report.add(kind, clients: clients, server: server, direct: direct)
                 }
+            }
+            if options.throughputOnly {
+                await deployment.stop()
+                return
             }
             let list = try await ListRun.run(deployment, size: options.listSize, rounds: 3, seconds: 1)
             print(

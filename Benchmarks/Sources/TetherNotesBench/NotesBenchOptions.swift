@@ -14,13 +14,19 @@ struct NotesBenchOptions: Sendable {
     var pushWarmup = 100
     /// Notes in the table for the separate `list` measurement.
     var listSize = 1_000
-    /// Whether PostgreSQL runs with `fsync=off` (default: on, like SQLite's `synchronous = FULL`).
-    var postgresFsyncOff = false
+    /// Whether commits skip `fsync`: PostgreSQL with `fsync=off`, SQLite with `synchronous = OFF` (default: both
+    /// durable, as the stores ship: PostgreSQL's defaults, `SQLiteStore`'s `synchronous = FULL`).
+    var noFsync = false
+    /// Which throughput variants run: `server` (through the notes servers), `direct` (straight on the stores).
+    var variants: Set<String> = ["server", "direct"]
+    /// Whether only the throughput rounds run (no `list`, no push latency): for profiling one variant.
+    var throughputOnly = false
 
     static let usage = """
         usage: tether-notes-bench [--duration 5] [--rounds 3] [--clients 1,10,100]
                                   [--targets sqlite-1,postgres-1,postgres-1-local,postgres-2]
-                                  [--changes 2000] [--push-warmup 100] [--list-size 1000] [--postgres-fsync-off]
+                                  [--changes 2000] [--push-warmup 100] [--list-size 1000] [--no-fsync]
+                                  [--variants server,direct] [--throughput-only]
         Starts its own PostgreSQL (initdb in a temporary directory, 127.0.0.1 only, removed at the end) and SQLite file;
         runs NotesServer in this process on loopback; RemoteNoteStore clients. Figures: BENCHMARKS.md, "Notes service".
         """
@@ -42,7 +48,7 @@ struct NotesBenchOptions: Sendable {
         }
         let known: Set = [
             "--duration", "--rounds", "--clients", "--targets", "--changes", "--push-warmup", "--list-size",
-            "--postgres-fsync-off",
+            "--no-fsync", "--variants", "--throughput-only",
         ]
         guard Set(values.keys).isSubset(of: known) else { return nil }
         duration = values["--duration"].flatMap(Double.init) ?? duration
@@ -50,7 +56,12 @@ struct NotesBenchOptions: Sendable {
         changes = values["--changes"].flatMap(Int.init) ?? changes
         pushWarmup = values["--push-warmup"].flatMap(Int.init) ?? pushWarmup
         listSize = values["--list-size"].flatMap(Int.init) ?? listSize
-        postgresFsyncOff = values["--postgres-fsync-off"] != nil
+        noFsync = values["--no-fsync"] != nil
+        throughputOnly = values["--throughput-only"] != nil
+        if let list = values["--variants"] {
+            variants = Set(list.split(separator: ",").map(String.init))
+            guard !variants.isEmpty, variants.isSubset(of: ["server", "direct"]) else { return nil }
+        }
         if let list = values["--clients"] {
             clients = list.split(separator: ",").compactMap { Int($0) }
             guard !clients.isEmpty else { return nil }

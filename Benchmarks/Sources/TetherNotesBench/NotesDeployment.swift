@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import TetherNotes
 import TetherPostgres
 import TetherSockets
@@ -56,8 +57,9 @@ final class NotesDeployment: Sendable {
     }
 
     /// Starts the deployment; `postgresURL` is the database of the PostgreSQL kinds. Each deployment has a table (or
-    /// file) of its own.
-    static func start(_ kind: Kind, postgresURL: String?) async throws -> NotesDeployment {
+    /// file) of its own; without `fsync` the SQLite file is set to `synchronous = OFF` (the PostgreSQL server's
+    /// setting is its own).
+    static func start(_ kind: Kind, postgresURL: String?, fsync: Bool) async throws -> NotesDeployment {
         let table = "notes_bench_" + UUID().uuidString.prefix(8).lowercased()
         var stores: [any RecordStore<Note>] = []
         var servers: [NotesServer] = []
@@ -70,6 +72,9 @@ final class NotesDeployment: Sendable {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             directory = folder
             let store = try SQLiteStore<Note>(url: folder.appendingPathComponent("notes.sqlite"), tableName: "Note")
+            if !fsync {
+                try await store.database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = OFF") }
+            }
             stores.append(store)
             servers.append(NotesServer(store: store))
         } else {

@@ -14,11 +14,11 @@ print(
 )
 var postgres: ThrowawayPostgres?
 if options.targets.contains(where: \.usesPostgres) {
-    let server = try ThrowawayPostgres.start(fsync: !options.postgresFsyncOff)
+    let server = try ThrowawayPostgres.start(fsync: !options.noFsync)
     postgres = server
     print(
         "PostgreSQL on 127.0.0.1:\(server.port) in \(server.directory.path), fsync "
-            + (options.postgresFsyncOff ? "off" : "on") + ", postmaster \(server.postmasterPID.map(String.init) ?? "?")"
+            + (options.noFsync ? "off" : "on") + ", postmaster \(server.postmasterPID.map(String.init) ?? "?")"
     )
 }
 let report: NotesReport
