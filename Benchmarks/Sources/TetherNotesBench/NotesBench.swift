@@ -60,7 +60,11 @@ enum NotesBench {
                             )
                         }
                     }
-                    print("round \(round + 1), \(clients) clients: server \(line(server)); direct \(line(direct))")
+                    let lines = [
+                        options.variants.contains("server") ? "server \(line(server))" : nil,
+                        options.variants.contains("direct") ? "direct \(line(direct))" : nil,
+                    ]
+                    print("round \(round + 1), \(clients) clients: " + lines.compactMap { $0 }.joined(separator: "; "))
                     report.add(kind, clients: clients, server: server, direct: direct)
                 }
             }

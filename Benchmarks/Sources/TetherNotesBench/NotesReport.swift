@@ -34,7 +34,7 @@ struct NotesReport {
         var lines = [
             "", "### Operations per second (add, edit, remove), medians over rounds", "",
             "| deployment | clients | through the server(s) | op p50 / p99 | CPU per op | straight on the store(s) "
-                + "| CPU per op | server / direct (paired median) | errors |",
+                + "| CPU per op | server / direct: ratio of medians (paired median) | errors |",
             "|---|---|---|---|---|---|---|---|---|",
         ]
         for cell in cells {
@@ -43,12 +43,14 @@ struct NotesReport {
             let latencies = server.flatMap(\.latencies)
             let ratios = zip(server, direct).map { $0.rate / max($1.rate, 1e-9) }
             let errors = (server + direct).reduce(0) { $0 + $1.errors }
+            let ratioOfMedians =
+                Statistics.median(server.map(\.rate)) / max(Statistics.median(direct.map(\.rate)), 1e-9)
             lines.append(
                 "| \(cell.kind.rawValue) | \(cell.clients) | \(Statistics.rate(Statistics.median(server.map(\.rate)))) "
                     + "| \(Statistics.duration(Statistics.percentile(latencies, 0.5))) / "
                     + "\(Statistics.duration(Statistics.percentile(latencies, 0.99))) "
                     + "| \(cpu(server)) | \(Statistics.rate(Statistics.median(direct.map(\.rate)))) | \(cpu(direct)) "
-                    + "| \(String(format: "%.2f×", Statistics.median(ratios))) | \(errors) |"
+                    + "| \(String(format: "%.2f× (%.2f×)", ratioOfMedians, Statistics.median(ratios))) | \(errors) |"
             )
         }
         lines += [

@@ -13,9 +13,22 @@ print(
         + "\(ISO8601DateFormatter().string(from: Date())); \(CommandLine.arguments.dropFirst().joined(separator: " "))"
 )
 var postgres: ThrowawayPostgres?
+var interruptions: [any DispatchSourceSignal] = []
 if options.targets.contains(where: \.usesPostgres) {
     let server = try ThrowawayPostgres.start(fsync: !options.noFsync)
     postgres = server
+    // Interrupted (^C, kill): stop the server and remove its directory before leaving.
+    for number in [SIGINT, SIGTERM, SIGHUP] {
+        signal(number, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+        source.setEventHandler {
+            print("signal \(number): stopping PostgreSQL")
+            server.stop()
+            exit(128 + number)
+        }
+        source.resume()
+        interruptions.append(source)
+    }
     print(
         "PostgreSQL on 127.0.0.1:\(server.port) in \(server.directory.path), fsync "
             + (options.noFsync ? "off" : "on") + ", postmaster \(server.postmasterPID.map(String.init) ?? "?")"
@@ -30,6 +43,7 @@ do {
     exit(1)
 }
 postgres?.stop()
+for source in interruptions { source.cancel() }
 print("\nload average at the end: \(loadAverage())")
 for line in report.lines() { print(line) }
 
