@@ -47,5 +47,20 @@ let package = Package(
             path: "Sources/TetherStress",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // The notes service's throughput and push latency (SQLite, PostgreSQL, one and two servers):
+        // `swift build -c release --product tether-notes-bench`. Starts its own PostgreSQL (BENCHMARKS.md).
+        .executableTarget(
+            name: "tether-notes-bench",
+            dependencies: [
+                .product(name: "TetherNotes", package: "Tether"),
+                .product(name: "TetherPostgres", package: "Tether"),
+                .product(name: "TetherSockets", package: "Tether"),
+                .product(name: "TetherStore", package: "Tether"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "Sources/TetherNotesBench",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
     ]
 )
