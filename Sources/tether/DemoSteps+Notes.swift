@@ -15,11 +15,19 @@ extension DemoSteps {
         let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
         let serving = Task { try await NotesServer(store: store).serve(listener) }
         defer { serving.cancel() }
-        let watcher = try await RemoteNoteStore.connect(host: "127.0.0.1", port: listener.localPort)
-        let writer = try await RemoteNoteStore.connect(host: "127.0.0.1", port: listener.localPort)
+        try await watchWriterChanges(watchOn: listener.localPort, writeThrough: listener.localPort)
+        try await listener.close()
+        return "a server on SQLite over STX frames; a watcher saw the writer's add, edit and remove pushed"
+    }
+
+    /// A watcher on one server and a writer on another (or the same): the writer adds, edits and removes a note;
+    /// throws unless the watcher saw those three changes pushed, in order.
+    static func watchWriterChanges(watchOn watchPort: Int, writeThrough writePort: Int) async throws {
+        let watcher = try await RemoteNoteStore.connect(host: "127.0.0.1", port: watchPort)
+        let writer = try await RemoteNoteStore.connect(host: "127.0.0.1", port: writePort)
         let changes = try await watcher.changes()
         let note = try await writer.add("Buy milk")
-        _ = try await writer.edit(note.id, text: "Buy oat milk")
+        let edited = try await writer.edit(note.id, text: "Buy oat milk")
         try await writer.remove(note.id)
         var pushed: [NoteChange] = []
         for try await change in changes {
@@ -28,10 +36,8 @@ extension DemoSteps {
         }
         await writer.close()
         await watcher.close()
-        try await listener.close()
-        guard pushed.count == 3, case .removed(note.id) = pushed[2] else {
+        guard pushed == [.added(note), .edited(edited), .removed(note.id)] else {
             throw DemoFailure(description: "the watcher saw \(pushed)")
         }
-        return "a server on SQLite over STX frames; a watcher saw the writer's add, edit and remove pushed"
     }
 }
