@@ -81,6 +81,21 @@ extension URLConnection {
     ) async throws -> (
         Data, URLResponse
     ) {
+        let (data, response, _) = try await dataAndMetrics(for: request, configuration: configuration)
+        return (data, response)
+    }
+
+    /// Loads `request` as ``data(for:configuration:)`` does, and returns its metrics too.
+    ///
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - configuration: The engine settings; bodies over `maximumResponseBodySize` fail.
+    /// - Returns: The body, the response and the load's ``URLConnectionMetrics``.
+    /// - Throws: As ``data(for:configuration:)``.
+    public static func dataAndMetrics(
+        for request: URLRequest,
+        configuration: Configuration = .default
+    ) async throws -> (Data, URLResponse, URLConnectionMetrics) {
         let promise = OutcomePromise()
         let observer = CollectingObserver(limit: configuration.maximumResponseBodySize) { promise.fulfil($0) }
         let load = HTTPLoad(request: request, configuration: configuration, observer: observer)
@@ -91,8 +106,10 @@ extension URLConnection {
             load.cancel(.cancelled)
         }
         if let error = outcome.error { throw error }
-        guard let response = outcome.response else { throw URLError.tether(.badServerResponse, url: request.url) }
-        return (outcome.data ?? Data(), response)
+        guard let response = outcome.response, let metrics = outcome.metrics else {
+            throw URLError.tether(.badServerResponse, url: request.url)
+        }
+        return (outcome.data ?? Data(), response, metrics)
     }
 
     /// Downloads `request` to `destination`: streams into a temporary file next to it, then atomically replaces
@@ -135,6 +152,7 @@ struct LoadOutcome: @unchecked Sendable {
     var response: URLResponse?
     var data: Data?
     var error: (any Error)?
+    var metrics: URLConnectionMetrics?
 }
 
 /// A one-shot value that an async caller waits for.
@@ -176,6 +194,7 @@ final class OutcomePromise: Sendable {
 final class CollectingObserver: LoadObserver, @unchecked Sendable {
     private var response: HTTPURLResponse?
     private var body = Data()
+    private var metrics: URLConnectionMetrics?
     private let limit: Int
     private let completion: @Sendable (LoadOutcome) -> Void
 
@@ -200,12 +219,16 @@ final class CollectingObserver: LoadObserver, @unchecked Sendable {
         self.body.append(contentsOf: data.readableBytesView)
     }
 
+    func loadDidCollect(_ metrics: URLConnectionMetrics) {
+        self.metrics = metrics
+    }
+
     func loadDidFinish() async {
-        self.completion(LoadOutcome(response: self.response, data: self.body, error: nil))
+        self.completion(LoadOutcome(response: self.response, data: self.body, error: nil, metrics: self.metrics))
     }
 
     func loadDidFail(_ error: URLError) async {
-        self.completion(LoadOutcome(response: self.response, data: nil, error: error))
+        self.completion(LoadOutcome(response: self.response, data: nil, error: error, metrics: self.metrics))
     }
 
     func loadDidStopSilently() {

@@ -106,7 +106,11 @@ extension HTTPLoad {
 
     func discard(_ body: HTTPClientResponse.Body, url: URL, context: LoadContext) async throws {
         do {
-            for try await _ in body { context.watchdog?.touch() }
+            for try await chunk in body {
+                context.watchdog?.touch()
+                context.metrics.receivedBody(chunk.readableBytes)
+            }
+            context.metrics.responseEnded()
         } catch {
             throw self.failure(error, url: url)
         }

@@ -17,8 +17,10 @@ extension HTTPLoad {
     )
         async throws -> HTTPClientRequest.Body?
     {
-        let progress: RequestBodySequence.Progress = { [observer = self.observer, watchdog = context.watchdog] in
+        let progress: RequestBodySequence.Progress = {
+            [observer = self.observer, watchdog = context.watchdog, metrics = context.metrics] in
             watchdog?.touch()
+            metrics.sentBody(total: $1)
             observer.loadDidSendBodyData(bytesWritten: $0, totalBytesWritten: $1, totalBytesExpectedToWrite: $2)
         }
         if let data = request.httpBody {

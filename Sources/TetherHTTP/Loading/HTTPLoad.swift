@@ -129,6 +129,7 @@ final class HTTPLoad: Sendable {
             try await self.perform(request, context: context)
             watchdog?.stop()
             if let code = self.cancelCode { throw URLError.tether(code, url: self.currentRequest.url) }
+            self.observer.loadDidCollect(context.metrics.finish())
             await self.observer.loadDidFinish()
         } catch {
             watchdog?.stop()
@@ -140,6 +141,7 @@ final class HTTPLoad: Sendable {
                 mapped = URLErrorMapping.map(error, url: url)
             }
             self.configuration.logger?.debug("load failed", metadata: ["url": "\(url?.absoluteString ?? "-")"])
+            self.observer.loadDidCollect(context.metrics.finish())
             await self.observer.loadDidFail(mapped)
         }
     }
@@ -194,9 +196,15 @@ final class HTTPLoad: Sendable {
         var requestDate = Date()
         var bodySends = 0
         var lastError: URLError?
+        var isRedirect = false
         while true {
             switch action {
             case .serve(let entry):
+                context.metrics.servedFromCache(
+                    self.currentRequest,
+                    response: entry.makeResponse(),
+                    bodyLength: entry.body.count
+                )
                 try await self.deliver(entry, context: context)
                 return
             case .fail(let code):
@@ -210,12 +218,15 @@ final class HTTPLoad: Sendable {
                         try await self.discard(previous.body, url: hop.url, context: context)
                     }
                     if let code = self.cancelCode { throw URLError.tether(code, url: hop.url) }
+                    context.metrics.willSend(hop.request, isRedirect: isRedirect)
+                    isRedirect = false
                     let outgoing = try await self.outgoing(hop, bodySends: &bodySends, context: context)
                     requestDate = Date()
                     let received = try await self.send(outgoing, for: hop, context: context)
                     let headers = Self.headerDictionary(received.headers)
                     response = (received, headers)
                     let status = Int(received.status.code)
+                    context.metrics.headArrived(version: received.version)
                     action = machine.received(
                         status: status,
                         headers: headers,
@@ -231,12 +242,17 @@ final class HTTPLoad: Sendable {
                     action = machine.failed(error.code)
                 }
             case .askToFollow(let proposed, let redirectResponse):
+                context.metrics.setResponse(redirectResponse)
                 let decided = await context.paused {
                     await self.observer.loadWillSend(proposed, redirectResponse: redirectResponse)
                 }
-                if let decided { self.setCurrent(decided) }
+                if let decided {
+                    self.setCurrent(decided)
+                    isRedirect = true
+                }
                 action = machine.redirect(decided: decided)
             case .askForCredential(let question):
+                context.metrics.setResponse(question.failureResponse)
                 action = machine.credential(try await self.askDelegate(question, context: context))
             case .askCredentialStorage(let question):
                 let usesStorage = await context.paused { await self.observer.loadShouldUseCredentialStorage() }
@@ -244,6 +260,7 @@ final class HTTPLoad: Sendable {
                     usesStorage ? Self.storedCredential(for: Self.protectionSpace(of: question)) : nil
                 )
             case .serveRevalidated(let entry):
+                context.metrics.setResponse(entry.makeResponse())
                 if let (notModified, _) = response {
                     try await self.discard(notModified.body, url: entry.url, context: context)
                 }

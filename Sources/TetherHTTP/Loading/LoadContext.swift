@@ -4,6 +4,7 @@ import Foundation
 // Sendable: its mutable flags are only touched from the load's task, one step at a time.
 final class LoadContext: @unchecked Sendable {
     let watchdog: IdleWatchdog?
+    let metrics = MetricsRecorder()
     var didDeliverResponse = false
     var didUseBodyStream = false
 

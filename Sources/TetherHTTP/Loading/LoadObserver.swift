@@ -23,6 +23,8 @@ protocol LoadObserver: AnyObject, Sendable {
     func loadDidReceive(_ response: HTTPURLResponse) async throws
     func loadDidReceive(_ data: ByteBuffer) async throws
     func loadWillCache(_ cachedResponse: CachedURLResponse) async -> CachedURLResponse?
+    /// The load's metrics, just before it finishes or fails.
+    func loadDidCollect(_ metrics: URLConnectionMetrics)
     func loadDidFinish() async
     func loadDidFail(_ error: URLError) async
     /// Canonicalisation returned nil: the load ends without a terminal callback.
@@ -41,4 +43,5 @@ extension LoadObserver {
     func loadDidSendBodyData(bytesWritten: Int, totalBytesWritten: Int, totalBytesExpectedToWrite: Int) {}
     func loadWillCache(_ cachedResponse: CachedURLResponse) async -> CachedURLResponse? { cachedResponse }
     func loadDidStopSilently() {}
+    func loadDidCollect(_ metrics: URLConnectionMetrics) {}
 }
