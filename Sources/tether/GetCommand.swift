@@ -48,12 +48,16 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(help: "Use the proxy that http_proxy, https_proxy, all_proxy and no_proxy name, as curl reads them.")
     var proxyFromEnvironment = false
 
+    @Flag(help: "Print the load's metrics on standard error: each transaction's protocol, times and byte counts.")
+    var metrics = false
+
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
         guard let parsed = URL(string: self.url), URLConnection.canHandle(URLRequest(url: parsed)) else {
             throw ValidationError("not an http(s) URL with a host: \(self.url)")
         }
+        if metrics && output != nil { throw ValidationError("--metrics goes with the body on stdout, not with -o.") }
         if let proxy {
             do {
                 _ = try URLConnection.Proxy(url: proxy)
@@ -64,6 +68,28 @@ struct GetCommand: AsyncParsableCommand {
         for header in self.headers where Self.split(header) == nil {
             throw ValidationError("a header must look like 'Name: value', got '\(header)'")
         }
+    }
+
+    /// The metrics as lines, one per transaction and a total, with times in milliseconds from the load's start.
+    static func describe(_ metrics: URLConnectionMetrics) -> [String] {
+        let start = metrics.taskInterval.start
+        func ms(_ date: Date?) -> String {
+            date.map { String(format: "%.1f", $0.timeIntervalSince(start) * 1000) } ?? "-"
+        }
+        var lines = metrics.transactions.enumerated().map { index, transaction in
+            let status = transaction.response.map { "\($0.statusCode)" } ?? "-"
+            let source = transaction.resourceFetchType == .localCache ? "cache" : transaction.networkProtocolName ?? "-"
+            return "metrics: \(index + 1) \(transaction.request.httpMethod ?? "GET") "
+                + "\(transaction.request.url?.absoluteString ?? "-") \(status) \(source) "
+                + "start \(ms(transaction.fetchStartDate)) sent \(ms(transaction.requestStartDate)) "
+                + "first-byte \(ms(transaction.responseStartDate)) end \(ms(transaction.responseEndDate)) ms, "
+                + "\(transaction.countOfRequestBodyBytesSent) bytes out, \(transaction.countOfResponseBodyBytesReceived) in"
+        }
+        lines.append(
+            "metrics: total \(String(format: "%.1f", metrics.taskInterval.duration * 1000)) ms, "
+                + "\(metrics.redirectCount) redirects"
+        )
+        return lines
     }
 
     static func split(_ header: String) -> (String, String)? {
@@ -106,8 +132,12 @@ struct GetCommand: AsyncParsableCommand {
                 let size = (attributes?[.size] as? NSNumber)?.intValue ?? 0
                 Terminal.error("HTTP \(response.statusCode) \(size) bytes")
             } else {
-                let (data, response) = try await URLConnection.data(for: request, configuration: configuration)
+                let (data, response, metrics) = try await URLConnection.dataAndMetrics(
+                    for: request,
+                    configuration: configuration
+                )
                 Terminal.output(data)
+                if self.metrics { for line in Self.describe(metrics) { Terminal.error(line) } }
                 let status = (response as? HTTPURLResponse)?.statusCode ?? 0
                 Terminal.error("HTTP \(status) \(data.count) bytes")
                 guard (200..<300).contains(status) else { throw ExitCode.failure }

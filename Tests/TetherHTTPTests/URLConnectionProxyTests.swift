@@ -160,3 +160,27 @@ struct GetCommandProxyTests {
         #expect(bad.errors.contains("--proxy"))
     }
 }
+
+/// `tether get --metrics`.
+@Suite(.timeLimit(.minutes(1)))
+struct GetCommandMetricsTests {
+    @Test func getPrintsOneLinePerTransactionAndATotal() async throws {
+        let server = try await TestServer.http()
+        let tether = try BuiltProduct.require("tether")
+        let run = try await CommandRun.run(
+            tether,
+            ["get", "--no-cache", "--metrics", server.url("/redirect/1").absoluteString]
+        )
+        #expect(run.status == 0, "\(run.errors)")
+        let lines = run.errors.split(separator: "\n").filter { $0.hasPrefix("metrics: ") }
+        #expect(lines.count == 3, "\(run.errors)")
+        #expect(lines.first?.contains("/redirect/1 302 http/1.1") == true)
+        #expect(lines.dropFirst().first?.contains("/echo 200 http/1.1") == true)
+        #expect(lines.last?.hasSuffix("1 redirects") == true)
+        let withFile = try await CommandRun.run(
+            tether,
+            ["get", "--metrics", "-o", "/tmp/x", server.url("/hello").absoluteString]
+        )
+        #expect(withFile.status != 0 && withFile.errors.contains("--metrics"))
+    }
+}
