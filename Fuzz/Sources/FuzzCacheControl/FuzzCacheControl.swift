@@ -36,7 +36,7 @@ func fuzzCacheControl(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     // Directives with token names written back in RFC 9111 syntax (values as quoted strings) parse to themselves.
     let tokens = directives.filter { !$0.key.isEmpty && $0.key.allSatisfy(tokenCharacters.contains) }
     let written = tokens.sorted { $0.key < $1.key }.map { name, argument in
-        argument.isEmpty ? name : "\(name)=\"\(quoted(argument))\""
+        argument.isEmpty ? name : "\(name)=\"\(quotedStringContents(argument))\""
     }
     let reparsed = HeaderParsing.cacheControlDirectives(written.joined(separator: ", "))
     require(reparsed == tokens, "written back \(written) parses to \(reparsed), not \(tokens)")
@@ -70,9 +70,4 @@ func fuzzCacheControl(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         require(decision.freshnessLifetime > 0, "an entry without freshness used without revalidation")
     }
     return 0
-}
-
-/// `text` as the inside of an RFC 9110 quoted-string.
-private func quoted(_ text: String) -> String {
-    text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
 }
