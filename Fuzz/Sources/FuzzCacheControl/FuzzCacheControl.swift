@@ -2,6 +2,10 @@ import Foundation
 import FuzzSupport
 @_spi(Fuzzing) import TetherHTTP
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// Input: NUL-separated header values: the response's `Cache-Control`, then (each optional) the request's
 /// `Cache-Control`, `Expires`, `Date` and `Age`.
 @main
@@ -10,6 +14,8 @@ enum FuzzCacheControl {
         runFuzzer(fuzzCacheControl)
     }
 }
+
+private let requestURL = URL(string: "http://fuzz.invalid/")!
 
 /// RFC 9110 `tchar`: what a directive name made only of them must round-trip as.
 private let tokenCharacters = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -53,7 +59,13 @@ func fuzzCacheControl(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         decision == HeaderParsing.cacheDecision(responseHeaders: headers, requestCacheControl: requestValue, now: now),
         "deciding twice differs"
     )
-    let requestDirectives = HeaderParsing.cacheControlDirectives(requestValue ?? "")
+    // The cache reads the request's `Cache-Control` from its `URLRequest`, which refuses a value holding CR or LF
+    // (`setValue` leaves the field unset): the directives are those of the request as the cache gets it.
+    var request = URLRequest(url: requestURL)
+    request.setValue(requestValue, forHTTPHeaderField: "Cache-Control")
+    let requestDirectives = HeaderParsing.cacheControlDirectives(
+        request.value(forHTTPHeaderField: "Cache-Control") ?? ""
+    )
     require(
         decision.mustRevalidate == (directives["must-revalidate"] != nil || directives["no-cache"] != nil),
         "mustRevalidate does not follow must-revalidate and no-cache"
