@@ -31,4 +31,31 @@ struct HTTPDateParsingTests {
         }
         #expect(CacheRules.parseDate("Sun, 06 Nov 1994 08:49:37 GMT") == Self.example)
     }
+
+    /// Found by FuzzCacheControl: swift-corelibs-foundation's `DateFormatter.date(from:)` traps when its parse stops
+    /// before a combining mark, so a server's `Expires` could stop the process. Only visible ASCII reaches it; an
+    /// HTTP-date holds nothing else.
+    @Test(arguments: [
+        "Th, 26-Nov-26 20:0\u{7EC},0:00 GMT", "Sun, 06 Nov 1994 08:49:37 GMT\u{7EC}",
+        "Sun, 06 Nov 1994 08:49:3\u{301}7 GMT",
+        "Sun, 06 Nov 1994 08:49:37 GMT\r\n", "Sun,\t06 Nov 1994 08:49:37 GMT",
+    ])
+    func aValueWithAnythingButVisibleASCIIIsNotADate(text: String) {
+        #expect(CacheRules.parseDate(text) == nil)
+    }
+
+    @Test func anExpiresWithACombiningMarkIsAnInvalidExpires() {
+        let now = Date(timeIntervalSinceReferenceDate: 800_000_000)
+        let entry = CacheEntry(
+            url: URL(string: "http://example.invalid/")!,
+            statusCode: 200,
+            headers: ["Expires": "Th, 26-Nov-26 20:0\u{7EC},0:00 GMT"],
+            body: Data(),
+            requestDate: now,
+            responseDate: now,
+            varyValues: [:],
+            storagePolicy: 0
+        )
+        #expect(CacheRules.freshnessLifetime(entry) == 0)
+    }
 }

@@ -176,7 +176,11 @@ enum CacheRules {
 
         mutating func date(from text: String) -> Date? {
             if let known = self.recent[text] { return known }
-            let date = self.formatters.lazy.compactMap { $0.date(from: text) }.first
+            // An HTTP-date is visible ASCII and spaces (RFC 9110 §5.6.7); anything else is not one. Checked before
+            // DateFormatter sees it: swift-corelibs-foundation's `date(from:)` traps ("Incorrect range") when its
+            // parse stops before a combining mark (found by `FuzzCacheControl`, in an `Expires` header).
+            let isVisibleASCII = text.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
+            let date = isVisibleASCII ? self.formatters.lazy.compactMap { $0.date(from: text) }.first : nil
             if self.recent.count >= Self.recentLimit {
                 self.recent.removeAll(keepingCapacity: true)
             }
