@@ -46,4 +46,18 @@ struct CacheControlParsingTests {
         // Empty parts and nameless ones are skipped.
         #expect(CacheRules.directives(" , ,=5, no-store") == ["no-store": ""])
     }
+
+    /// Names and values are trimmed of `CharacterSet.whitespaces` on scalars, exactly as `trimmingCharacters(in:)`
+    /// trimmed them (tab and Unicode spaces, U+200B included; not line breaks or U+FEFF).
+    @Test(arguments: [
+        "\t", " ", "\u{A0}", "\u{1680}", "\u{2003}", "\u{200B}", "\u{202F}", "\u{3000}", "\n", "\u{FEFF}",
+    ])
+    func namesAndValuesAreTrimmedAsTrimmingCharactersDid(space: String) {
+        let name = space + "Max-Age" + space
+        let value = space + "5" + space + "x" + space
+        let directives = CacheRules.directives(name + "=" + value)
+        let expectedName = name.trimmingCharacters(in: .whitespaces).lowercased()
+        let expectedValue = value.trimmingCharacters(in: .whitespaces)
+        #expect(directives == [expectedName: expectedValue])
+    }
 }

@@ -253,4 +253,27 @@ struct RoutingStateTests {
             }
         }
     }
+
+    /// Found by FuzzNetlink after the fix above: a deletion that matches no route exactly (it names fewer next hops,
+    /// or other gateways) fell back to the first route with its key in the order of the routes dictionary, which
+    /// differs between two equal states, so the same messages could leave different routes. The fallback now
+    /// prefers a route through the links the deletion names, then the first in the search order.
+    @Test func aDeletionMatchingRoutesOnlyByKeyRemovesTheSameOneWhateverTheOrder() {
+        let routes = [Self.route(via: Self.eth0), Self.route(via: Self.wlan0)]
+        var withoutHops = Self.route(via: Self.eth0)
+        withoutHops.nextHops = []
+        var throughWlan0 = Self.route(via: Self.wlan0)
+        throughWlan0.nextHops[0].gateway = Self.address("192.0.2.1")
+        for (deletion, remaining) in [(withoutHops, "wlan0"), (throughWlan0, "eth0")] {
+            for order in [routes, routes.reversed()] {
+                // Each state is a new dictionary, with its own order.
+                for _ in 0..<32 {
+                    var state = RoutingState(links: [Self.eth0, Self.wlan0], routes: order)
+                    state.removeRoute(deletion)
+                    #expect(state.routes.count == 1)
+                    #expect(evaluate(state, .defaultRoute).interfaceName == remaining)
+                }
+            }
+        }
+    }
 }

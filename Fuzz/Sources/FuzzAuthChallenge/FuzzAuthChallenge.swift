@@ -58,7 +58,9 @@ private func checkRoundTrip(_ challenges: [HeaderParsing.Challenge]) {
         return HeaderParsing.Challenge(isDigest: challenge.isDigest, parameters: named)
     }
     let written = challenges.map { challenge in
-        let parameters = challenge.parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\"\(quoted($0.value))\"" }
+        let parameters = challenge.parameters.sorted { $0.key < $1.key }.map {
+            "\($0.key)=\"\(quotedStringContents($0.value))\""
+        }
         return ([challenge.isDigest ? "Digest" : "Basic"] + [parameters.joined(separator: ", ")])
             .joined(separator: " ")
     }
@@ -80,9 +82,4 @@ private func checkDigestAnswer(_ challenge: HeaderParsing.Challenge, user: Strin
         [32, 64].contains(response.utf8.count) && response.allSatisfy(\.isHexDigit),
         "the answer's response \(response) is not a digest"
     )
-}
-
-/// `text` as the inside of an RFC 9110 quoted-string.
-private func quoted(_ text: String) -> String {
-    text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
 }

@@ -2,6 +2,10 @@ import Foundation
 import FuzzSupport
 @_spi(Fuzzing) import TetherHTTP
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// Input: NUL-separated header values: the response's `Cache-Control`, then (each optional) the request's
 /// `Cache-Control`, `Expires`, `Date` and `Age`.
 @main
@@ -10,6 +14,8 @@ enum FuzzCacheControl {
         runFuzzer(fuzzCacheControl)
     }
 }
+
+private let requestURL = URL(string: "http://fuzz.invalid/")!
 
 /// RFC 9110 `tchar`: what a directive name made only of them must round-trip as.
 private let tokenCharacters = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -36,7 +42,7 @@ func fuzzCacheControl(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     // Directives with token names written back in RFC 9111 syntax (values as quoted strings) parse to themselves.
     let tokens = directives.filter { !$0.key.isEmpty && $0.key.allSatisfy(tokenCharacters.contains) }
     let written = tokens.sorted { $0.key < $1.key }.map { name, argument in
-        argument.isEmpty ? name : "\(name)=\"\(quoted(argument))\""
+        argument.isEmpty ? name : "\(name)=\"\(quotedStringContents(argument))\""
     }
     let reparsed = HeaderParsing.cacheControlDirectives(written.joined(separator: ", "))
     require(reparsed == tokens, "written back \(written) parses to \(reparsed), not \(tokens)")
@@ -53,7 +59,13 @@ func fuzzCacheControl(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         decision == HeaderParsing.cacheDecision(responseHeaders: headers, requestCacheControl: requestValue, now: now),
         "deciding twice differs"
     )
-    let requestDirectives = HeaderParsing.cacheControlDirectives(requestValue ?? "")
+    // The cache reads the request's `Cache-Control` from its `URLRequest`, which refuses a value holding CR or LF
+    // (`setValue` leaves the field unset): the directives are those of the request as the cache gets it.
+    var request = URLRequest(url: requestURL)
+    request.setValue(requestValue, forHTTPHeaderField: "Cache-Control")
+    let requestDirectives = HeaderParsing.cacheControlDirectives(
+        request.value(forHTTPHeaderField: "Cache-Control") ?? ""
+    )
     require(
         decision.mustRevalidate == (directives["must-revalidate"] != nil || directives["no-cache"] != nil),
         "mustRevalidate does not follow must-revalidate and no-cache"
@@ -70,9 +82,4 @@ func fuzzCacheControl(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         require(decision.freshnessLifetime > 0, "an entry without freshness used without revalidation")
     }
     return 0
-}
-
-/// `text` as the inside of an RFC 9110 quoted-string.
-private func quoted(_ text: String) -> String {
-    text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
 }

@@ -15,6 +15,19 @@ public func require(_ condition: Bool, _ message: @autoclosure () -> String) {
     }
 }
 
+/// `text` as the inside of an RFC 9110 quoted-string: every `"` and `\` escaped, on Unicode scalars (a quote followed
+/// by a combining mark is one `Character` but still a quote on the wire).
+public func quotedStringContents(_ text: String) -> String {
+    var result = String.UnicodeScalarView()
+    for scalar in text.unicodeScalars {
+        if scalar == "\"" || scalar == "\\" {
+            result.append("\\")
+        }
+        result.append(scalar)
+    }
+    return String(result)
+}
+
 /// Reads configuration bytes off the front of a fuzzer input; the rest is the byte stream.
 public struct FuzzInput {
     private let bytes: UnsafeRawBufferPointer

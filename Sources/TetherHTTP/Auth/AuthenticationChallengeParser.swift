@@ -34,9 +34,12 @@ struct HTTPAuthChallenge: Sendable, Equatable {
     }
 
     /// Parses a header value that may hold several challenges: `Digest realm="a", nonce="b", Basic realm="c"`.
+    ///
+    /// Works on Unicode scalars, as a server writes the header's bytes: a quote or backslash followed by a
+    /// combining mark is one `Character` but still a quote or backslash.
     static func parse(_ value: String) -> [HTTPAuthChallenge] {
         var result: [HTTPAuthChallenge] = []
-        var scanner = Substring(value)
+        var scanner = Substring(value).unicodeScalars
         var current: (scheme: String, parameters: [String: String])?
 
         func flush() {
@@ -54,35 +57,33 @@ struct HTTPAuthChallenge: Sendable, Equatable {
             scanner = scanner.drop(while: { $0 == " " || $0 == "," || $0 == "\t" })
             if scanner.isEmpty { break }
             let token = scanner.prefix(while: { $0 != " " && $0 != "=" && $0 != "," && $0 != "\t" })
-            scanner = scanner.dropFirst(token.count)
+            scanner = scanner[token.endIndex...]
             let afterSpaces = scanner.drop(while: { $0 == " " || $0 == "\t" })
             if afterSpaces.first == "=" && current != nil {
                 // auth-param: name=value or name="value"
                 scanner = afterSpaces.dropFirst().drop(while: { $0 == " " || $0 == "\t" })
-                var parameterValue = ""
+                var parameterValue = String.UnicodeScalarView()
                 if scanner.first == "\"" {
                     scanner = scanner.dropFirst()
-                    while let character = scanner.first {
-                        scanner = scanner.dropFirst()
-                        if character == "\\", let escaped = scanner.first {
+                    while let scalar = scanner.popFirst() {
+                        if scalar == "\\", let escaped = scanner.popFirst() {
                             parameterValue.append(escaped)
-                            scanner = scanner.dropFirst()
-                        } else if character == "\"" {
+                        } else if scalar == "\"" {
                             break
                         } else {
-                            parameterValue.append(character)
+                            parameterValue.append(scalar)
                         }
                     }
                 } else {
                     let raw = scanner.prefix(while: { $0 != "," && $0 != " " && $0 != "\t" })
-                    parameterValue = String(raw)
-                    scanner = scanner.dropFirst(raw.count)
+                    parameterValue.append(contentsOf: raw)
+                    scanner = scanner[raw.endIndex...]
                 }
-                current?.parameters[token.lowercased()] = parameterValue
+                current?.parameters[String(Substring(token)).lowercased()] = String(parameterValue)
             } else {
                 // A new scheme token starts the next challenge.
                 flush()
-                current = (String(token), [:])
+                current = (String(Substring(token)), [:])
             }
         }
         flush()

@@ -67,7 +67,17 @@ enum DigestAuthorization {
         Digests.hex((0..<16).map { _ in UInt8.random(in: 0...255) })
     }
 
-    private static func quoted(_ text: String) -> String {
-        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+    /// `text` as the inside of a quoted-string: every `"` and `\` escaped. Works on Unicode scalars: a quote
+    /// followed by a combining mark is one `Character` (which `replacingOccurrences` would leave alone) but still
+    /// a quote on the wire, where it would end the value (found by `FuzzCacheControl`).
+    static func quoted(_ text: String) -> String {
+        var result = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            if scalar == "\"" || scalar == "\\" {
+                result.append("\\")
+            }
+            result.append(scalar)
+        }
+        return String(result)
     }
 }

@@ -19,12 +19,11 @@ enum CacheRules {
         var result: [String: String] = [:]
         for part in self.directiveParts(value) {
             let equals = part.firstIndex(of: "=")
-            let name = String(Substring(part[..<(equals ?? part.endIndex)]))
-                .trimmingCharacters(in: .whitespaces).lowercased()
+            let name = self.trimmed(part[..<(equals ?? part.endIndex)]).lowercased()
             guard !name.isEmpty else { continue }
             var argument = ""
             if let equals {
-                argument = String(Substring(part[part.index(after: equals)...])).trimmingCharacters(in: .whitespaces)
+                argument = self.trimmed(part[part.index(after: equals)...])
             }
             result[name] = self.unquoted(argument) ?? argument
         }
@@ -72,6 +71,21 @@ enum CacheRules {
         }
         parts.append(scalars[start...])
         return parts
+    }
+
+    private static let whitespaces = CharacterSet.whitespaces
+
+    /// `scalars` without leading and trailing `CharacterSet.whitespaces`: what `trimmingCharacters(in: .whitespaces)`
+    /// gives, without its round trip through `NSString` (on Linux, most of the time spent parsing a header).
+    private static func trimmed(_ scalars: Substring.UnicodeScalarView) -> String {
+        var scalars = scalars
+        while let first = scalars.first, self.whitespaces.contains(first) {
+            scalars.removeFirst()
+        }
+        while let last = scalars.last, self.whitespaces.contains(last) {
+            scalars.removeLast()
+        }
+        return String(Substring(scalars))
     }
 
     /// The contents of `text` if it is exactly one quoted-string, with its quoted-pairs unescaped; else nil.
@@ -141,25 +155,43 @@ enum CacheRules {
         return true
     }
 
-    /// HTTP-date parsers (IMF-fixdate, RFC 850, asctime), made once: DateFormatter is expensive to create.
-    private static let dateFormatters = LockedBox(
-        ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"].map { format in
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "GMT")
-            formatter.dateFormat = format
-            return formatter
+    /// HTTP-date parsers (IMF-fixdate, RFC 850, asctime), made once (DateFormatter is expensive to create), and the
+    /// dates they parsed last. A cache decision reads `Date` up to three times and `Expires` twice, and every lookup
+    /// of a stored response reads them again; one `DateFormatter.date(from:)` copies ICU's formatter (tens of
+    /// microseconds) and, in swift-corelibs-foundation, leaks a `CFCharacterSet`. A string is parsed once.
+    private static let dateParsing = LockedBox(DateParsing())
+
+    private struct DateParsing {
+        let formatters = ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"]
+            .map { format in
+                let formatter = DateFormatter()
+                formatter.locale = Locale(identifier: "en_US_POSIX")
+                formatter.timeZone = TimeZone(identifier: "GMT")
+                formatter.dateFormat = format
+                return formatter
+            }
+        /// What the formatters made of the strings parsed last (nil: none could); emptied when full.
+        var recent: [String: Date?] = [:]
+        static let recentLimit = 64
+
+        mutating func date(from text: String) -> Date? {
+            if let known = self.recent[text] { return known }
+            // An HTTP-date is visible ASCII and spaces (RFC 9110 §5.6.7); anything else is not one. Checked before
+            // DateFormatter sees it: swift-corelibs-foundation's `date(from:)` traps ("Incorrect range") when its
+            // parse stops before a combining mark (found by `FuzzCacheControl`, in an `Expires` header).
+            let isVisibleASCII = text.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
+            let date = isVisibleASCII ? self.formatters.lazy.compactMap { $0.date(from: text) }.first : nil
+            if self.recent.count >= Self.recentLimit {
+                self.recent.removeAll(keepingCapacity: true)
+            }
+            self.recent[text] = .some(date)
+            return date
         }
-    )
+    }
 
     static func parseDate(_ text: String?) -> Date? {
         guard let text else { return nil }
-        return self.dateFormatters.withLock { formatters in
-            for formatter in formatters {
-                if let date = formatter.date(from: text) { return date }
-            }
-            return nil
-        }
+        return self.dateParsing.withLock { $0.date(from: text) }
     }
 
     /// Freshness lifetime in seconds: `max-age`, else `Expires − Date`; no heuristic freshness.

@@ -18,7 +18,10 @@ enum LegacyNotesImporter {
             guard let dictionary = element as? [String: Any], dictionary["id"] == nil,
                 let dateString = dictionary["date"] as? String
             else { return nil }
-            guard let date = formatter.date(from: dateString) else {
+            // Only visible ASCII reaches DateFormatter: swift-corelibs-foundation's `date(from:)` traps when its parse
+            // stops before a combining mark (found by `FuzzCacheControl` in HTTP dates), and the format is ASCII.
+            guard dateString.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }), let date = formatter.date(from: dateString)
+            else {
                 throw StoreError(
                     code: .corruptData,
                     message: "seed note \(index + 1) has the date \"\(dateString)\", not yyyy-MM-dd HH:mm:ss",

@@ -81,7 +81,9 @@ extension RoutingState {
     /// Longest prefix first, then lowest metric; routes equal on both (which the kernel keeps, say a unicast and an
     /// unreachable route) in a fixed order, so that one state always gives one answer (found by `FuzzNetlink`: the
     /// order of the routes dictionary decided, and an evaluation could differ from the one before on the same state).
-    private static func searchOrder(_ lhs: Route, _ rhs: Route) -> Bool {
+    /// Total over the routes a state can hold side by side (the next hops' gateways decide last), so that a deletion
+    /// matching several routes by key removes one chosen the same way every time.
+    static func searchOrder(_ lhs: Route, _ rhs: Route) -> Bool {
         if lhs.prefixLength != rhs.prefixLength { return lhs.prefixLength > rhs.prefixLength }
         if lhs.priority != rhs.priority { return lhs.priority < rhs.priority }
         if lhs.typeOfService != rhs.typeOfService { return lhs.typeOfService < rhs.typeOfService }
@@ -89,7 +91,15 @@ extension RoutingState {
         let left = lhs.nextHops.map(\.interfaceIndex)
         let right = rhs.nextHops.map(\.interfaceIndex)
         if left != right { return left.lexicographicallyPrecedes(right) }
-        return (lhs.destination?.bytes ?? []).lexicographicallyPrecedes(rhs.destination?.bytes ?? [])
+        let leftDestination = lhs.destination?.bytes ?? []
+        let rightDestination = rhs.destination?.bytes ?? []
+        if leftDestination != rightDestination { return leftDestination.lexicographicallyPrecedes(rightDestination) }
+        return Self.gatewayBytes(lhs).lexicographicallyPrecedes(Self.gatewayBytes(rhs))
+    }
+
+    /// The next hops' gateways as one byte string: per hop, whether it has one, then its bytes.
+    private static func gatewayBytes(_ route: Route) -> [UInt8] {
+        route.nextHops.flatMap { hop in hop.gateway.map { [1] + $0.bytes } ?? [0] }
     }
 
     /// The first next hop's link that is up and running.

@@ -154,10 +154,15 @@ struct RoutingState: Sendable, Equatable {
 
     mutating func removeRoute(_ route: Route) {
         if routes.removeValue(forKey: route.identity) == nil {
-            // A deletion may name fewer next hops than the addition did; fall back to the key.
+            // A deletion may name fewer next hops than the addition did; fall back to the key, preferring a route
+            // through the links the deletion names, then the first in the search order. Not the dictionary's
+            // order, which differs between two equal states (found by `FuzzNetlink`).
             let key = route.key
-            if let match = routes.first(where: { $0.value.key == key }) {
-                routes[match.key] = nil
+            let named = Set(route.nextHops.map(\.interfaceIndex))
+            let matches = routes.values.filter { $0.key == key }
+            let through = matches.filter { named.isSubset(of: $0.nextHops.map(\.interfaceIndex)) }
+            if let match = (through.isEmpty ? matches : through).min(by: Self.searchOrder) {
+                routes[match.identity] = nil
             }
         }
     }
