@@ -21,7 +21,6 @@ import struct Foundation.UUID
 /// one order. Every change made through any connection is pushed to every subscribed connection.
 public final class NotesServer: Sendable {
     private let dao: NoteDAO
-    private let source: NotesChangeSource
     private let hub: NotesChangeHub
     private let relay: NotesChangeRelay?
     private let codec: STXFrameCodec
@@ -57,7 +56,6 @@ public final class NotesServer: Sendable {
         logger: Logger = Logger(label: "tether.notes.server")
     ) {
         self.dao = dao
-        self.source = changes
         let hub = NotesChangeHub()
         self.hub = hub
         if case .feed(let subscribe) = changes.kind {
@@ -170,7 +168,8 @@ public final class NotesServer: Sendable {
             case .subscribe(let destination, let source):
                 hub.subscribe(id, destination: destination, source: source, outbox: outbox)
             case .publish(let change):
-                if case .local = source.kind { hub.publish(change) }
+                // With a feed, the change comes back through it (once, in commit order).
+                if relay == nil { hub.publish(change) }
             case .close:
                 outbox.finish()
             }

@@ -79,4 +79,17 @@ struct URLConnectionMetricsTests {
         }
         #expect(metrics.transactions.first?.networkProtocolName == "h2")
     }
+
+    @Test func aLoadWhoseObserverDoesNotAskRecordsNoMetrics() async throws {
+        let server = try await TestServer.http()
+        for asks in [false, true] {
+            let (collected, done) = AsyncStream.makeStream(of: URLConnectionMetrics?.self)
+            let observer = CollectingObserver(limit: 1 << 20, collectsMetrics: asks) { done.yield($0.metrics) }
+            HTTPLoad(request: URLRequest(url: server.url("/hello")), configuration: .uncached, observer: observer)
+                .start()
+            var iterator = collected.makeAsyncIterator()
+            let metrics = await iterator.next()
+            #expect((metrics ?? nil != nil) == asks)
+        }
+    }
 }

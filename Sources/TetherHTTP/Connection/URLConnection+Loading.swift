@@ -81,8 +81,8 @@ extension URLConnection {
     ) async throws -> (
         Data, URLResponse
     ) {
-        let (data, response, _) = try await dataAndMetrics(for: request, configuration: configuration)
-        return (data, response)
+        let outcome = try await collect(request, configuration: configuration, metrics: false)
+        return (outcome.data ?? Data(), outcome.response)
     }
 
     /// Loads `request` as ``data(for:configuration:)`` does, and returns its metrics too.
@@ -96,8 +96,22 @@ extension URLConnection {
         for request: URLRequest,
         configuration: Configuration = .default
     ) async throws -> (Data, URLResponse, URLConnectionMetrics) {
+        let outcome = try await collect(request, configuration: configuration, metrics: true)
+        guard let metrics = outcome.metrics else { throw URLError.tether(.badServerResponse, url: request.url) }
+        return (outcome.data ?? Data(), outcome.response, metrics)
+    }
+
+    /// Runs a collecting load in a task of its own; the caller's cancellation cancels it.
+    /// - Throws: the load's error.
+    private static func collect(
+        _ request: URLRequest,
+        configuration: Configuration,
+        metrics: Bool
+    ) async throws -> (data: Data?, response: URLResponse, metrics: URLConnectionMetrics?) {
         let promise = OutcomePromise()
-        let observer = CollectingObserver(limit: configuration.maximumResponseBodySize) { promise.fulfil($0) }
+        let observer = CollectingObserver(limit: configuration.maximumResponseBodySize, collectsMetrics: metrics) {
+            promise.fulfil($0)
+        }
         let load = HTTPLoad(request: request, configuration: configuration, observer: observer)
         let outcome = await withTaskCancellationHandler {
             load.start()
@@ -106,10 +120,8 @@ extension URLConnection {
             load.cancel(.cancelled)
         }
         if let error = outcome.error { throw error }
-        guard let response = outcome.response, let metrics = outcome.metrics else {
-            throw URLError.tether(.badServerResponse, url: request.url)
-        }
-        return (outcome.data ?? Data(), response, metrics)
+        guard let response = outcome.response else { throw URLError.tether(.badServerResponse, url: request.url) }
+        return (outcome.data, response, outcome.metrics)
     }
 
     /// Downloads `request` to `destination`: streams into a temporary file next to it, then atomically replaces
@@ -196,10 +208,12 @@ final class CollectingObserver: LoadObserver, @unchecked Sendable {
     private var body = Data()
     private var metrics: URLConnectionMetrics?
     private let limit: Int
+    let collectsMetrics: Bool
     private let completion: @Sendable (LoadOutcome) -> Void
 
-    init(limit: Int, completion: @escaping @Sendable (LoadOutcome) -> Void) {
+    init(limit: Int, collectsMetrics: Bool = false, completion: @escaping @Sendable (LoadOutcome) -> Void) {
         self.limit = limit
+        self.collectsMetrics = collectsMetrics
         self.completion = completion
     }
 

@@ -45,7 +45,7 @@ extension HTTPLoad {
             version: response.version
         )
         context.didDeliverResponse = true
-        context.metrics.setResponse(httpResponse)
+        context.metrics?.setResponse(httpResponse)
         try await context.pausedThrowing { try await self.observer.loadDidReceive(httpResponse) }
 
         let cache = self.configuration.responseCache
@@ -56,7 +56,7 @@ extension HTTPLoad {
         do {
             for try await chunk in response.body {
                 context.watchdog?.touch()
-                context.metrics.receivedBody(chunk.readableBytes)
+                context.metrics?.receivedBody(chunk.readableBytes)
                 if cacheBuffer != nil {
                     if cacheBuffer!.count + chunk.readableBytes > cacheLimit {
                         cacheBuffer = nil
@@ -71,7 +71,7 @@ extension HTTPLoad {
         } catch {
             throw self.failure(error, url: url)
         }
-        context.metrics.responseEnded()
+        context.metrics?.responseEnded()
         if let code = self.cancelCode { throw URLError.tether(code, url: url) }
 
         guard let cache else { return }

@@ -108,9 +108,9 @@ extension HTTPLoad {
         do {
             for try await chunk in body {
                 context.watchdog?.touch()
-                context.metrics.receivedBody(chunk.readableBytes)
+                context.metrics?.receivedBody(chunk.readableBytes)
             }
-            context.metrics.responseEnded()
+            context.metrics?.responseEnded()
         } catch {
             throw self.failure(error, url: url)
         }

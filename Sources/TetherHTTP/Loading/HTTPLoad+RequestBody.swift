@@ -20,7 +20,7 @@ extension HTTPLoad {
         let progress: RequestBodySequence.Progress = {
             [observer = self.observer, watchdog = context.watchdog, metrics = context.metrics] in
             watchdog?.touch()
-            metrics.sentBody(total: $1)
+            metrics?.sentBody(total: $1)
             observer.loadDidSendBodyData(bytesWritten: $0, totalBytesWritten: $1, totalBytesExpectedToWrite: $2)
         }
         if let data = request.httpBody {

@@ -120,7 +120,7 @@ final class HTTPLoad: Sendable {
             eventLoop: HTTPEngine.client(for: self.configuration).eventLoopGroup.next(),
             onFire: { [weak self] in self?.cancel(.timedOut) }
         )
-        let context = LoadContext(watchdog: watchdog)
+        let context = LoadContext(watchdog: watchdog, collectsMetrics: self.observer.collectsMetrics)
         self.setCurrent(request)
         watchdog?.start()
         do {
@@ -129,7 +129,7 @@ final class HTTPLoad: Sendable {
             try await self.perform(request, context: context)
             watchdog?.stop()
             if let code = self.cancelCode { throw URLError.tether(code, url: self.currentRequest.url) }
-            self.observer.loadDidCollect(context.metrics.finish())
+            if let metrics = context.metrics { self.observer.loadDidCollect(metrics.finish()) }
             await self.observer.loadDidFinish()
         } catch {
             watchdog?.stop()
@@ -141,7 +141,7 @@ final class HTTPLoad: Sendable {
                 mapped = URLErrorMapping.map(error, url: url)
             }
             self.configuration.logger?.debug("load failed", metadata: ["url": "\(url?.absoluteString ?? "-")"])
-            self.observer.loadDidCollect(context.metrics.finish())
+            if let metrics = context.metrics { self.observer.loadDidCollect(metrics.finish()) }
             await self.observer.loadDidFail(mapped)
         }
     }
@@ -200,11 +200,13 @@ final class HTTPLoad: Sendable {
         while true {
             switch action {
             case .serve(let entry):
-                context.metrics.servedFromCache(
-                    self.currentRequest,
-                    response: entry.makeResponse(),
-                    bodyLength: entry.body.count
-                )
+                if let metrics = context.metrics {
+                    metrics.servedFromCache(
+                        self.currentRequest,
+                        response: entry.makeResponse(),
+                        bodyLength: entry.body.count
+                    )
+                }
                 try await self.deliver(entry, context: context)
                 return
             case .fail(let code):
@@ -218,7 +220,7 @@ final class HTTPLoad: Sendable {
                         try await self.discard(previous.body, url: hop.url, context: context)
                     }
                     if let code = self.cancelCode { throw URLError.tether(code, url: hop.url) }
-                    context.metrics.willSend(hop.request, isRedirect: isRedirect)
+                    context.metrics?.willSend(hop.request, isRedirect: isRedirect)
                     isRedirect = false
                     let outgoing = try await self.outgoing(hop, bodySends: &bodySends, context: context)
                     requestDate = Date()
@@ -226,7 +228,7 @@ final class HTTPLoad: Sendable {
                     let headers = Self.headerDictionary(received.headers)
                     response = (received, headers)
                     let status = Int(received.status.code)
-                    context.metrics.headArrived(version: received.version)
+                    context.metrics?.headArrived(version: received.version)
                     action = machine.received(
                         status: status,
                         headers: headers,
@@ -242,7 +244,7 @@ final class HTTPLoad: Sendable {
                     action = machine.failed(error.code)
                 }
             case .askToFollow(let proposed, let redirectResponse):
-                context.metrics.setResponse(redirectResponse)
+                context.metrics?.setResponse(redirectResponse)
                 let decided = await context.paused {
                     await self.observer.loadWillSend(proposed, redirectResponse: redirectResponse)
                 }
@@ -252,7 +254,7 @@ final class HTTPLoad: Sendable {
                 }
                 action = machine.redirect(decided: decided)
             case .askForCredential(let question):
-                context.metrics.setResponse(question.failureResponse)
+                context.metrics?.setResponse(question.failureResponse)
                 action = machine.credential(try await self.askDelegate(question, context: context))
             case .askCredentialStorage(let question):
                 let usesStorage = await context.paused { await self.observer.loadShouldUseCredentialStorage() }
@@ -260,7 +262,7 @@ final class HTTPLoad: Sendable {
                     usesStorage ? Self.storedCredential(for: Self.protectionSpace(of: question)) : nil
                 )
             case .serveRevalidated(let entry):
-                context.metrics.setResponse(entry.makeResponse())
+                if let metrics = context.metrics { metrics.setResponse(entry.makeResponse()) }
                 if let (notModified, _) = response {
                     try await self.discard(notModified.body, url: entry.url, context: context)
                 }

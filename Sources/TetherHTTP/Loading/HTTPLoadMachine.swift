@@ -73,14 +73,6 @@ struct HTTPLoadMachine {
         self.maximumRedirects = maximumRedirects
     }
 
-    /// The request now on the wire (or last sent).
-    var currentRequest: URLRequest? {
-        switch state {
-        case .sending(let hop, _), .redirecting(let hop, _), .challenged(let hop, _, _, _): hop.request
-        case .idle, .finished: nil
-        }
-    }
-
     // MARK: - Events
 
     /// The load starts with `request` (canonical, checked, accepted by the delegate); `stored` is the cache's entry

@@ -4,12 +4,14 @@ import Foundation
 // Sendable: its mutable flags are only touched from the load's task, one step at a time.
 final class LoadContext: @unchecked Sendable {
     let watchdog: IdleWatchdog?
-    let metrics = MetricsRecorder()
+    /// Set when the observer collects metrics (``LoadObserver/collectsMetrics``): nothing is recorded otherwise.
+    let metrics: MetricsRecorder?
     var didDeliverResponse = false
     var didUseBodyStream = false
 
-    init(watchdog: IdleWatchdog?) {
+    init(watchdog: IdleWatchdog?, collectsMetrics: Bool) {
         self.watchdog = watchdog
+        self.metrics = collectsMetrics ? MetricsRecorder() : nil
     }
 
     /// Runs `body` with the idle timer paused: waiting for the delegate is not the server's silence.

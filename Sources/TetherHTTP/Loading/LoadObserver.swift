@@ -23,7 +23,10 @@ protocol LoadObserver: AnyObject, Sendable {
     func loadDidReceive(_ response: HTTPURLResponse) async throws
     func loadDidReceive(_ data: ByteBuffer) async throws
     func loadWillCache(_ cachedResponse: CachedURLResponse) async -> CachedURLResponse?
-    /// The load's metrics, just before it finishes or fails.
+    /// Whether the load records its ``URLConnectionMetrics`` (a few dates and a lock per chunk that no other load
+    /// pays for).
+    var collectsMetrics: Bool { get }
+    /// The load's metrics, just before it finishes or fails (only when ``collectsMetrics``).
     func loadDidCollect(_ metrics: URLConnectionMetrics)
     func loadDidFinish() async
     func loadDidFail(_ error: URLError) async
@@ -43,5 +46,6 @@ extension LoadObserver {
     func loadDidSendBodyData(bytesWritten: Int, totalBytesWritten: Int, totalBytesExpectedToWrite: Int) {}
     func loadWillCache(_ cachedResponse: CachedURLResponse) async -> CachedURLResponse? { cachedResponse }
     func loadDidStopSilently() {}
+    var collectsMetrics: Bool { false }
     func loadDidCollect(_ metrics: URLConnectionMetrics) {}
 }
