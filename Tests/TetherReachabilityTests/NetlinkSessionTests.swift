@@ -142,5 +142,22 @@ struct NetlinkSessionTests {
         #expect(outcome.error.map { NetworkReachabilityError.Code.backendFailed ~= $0 } == true)
         #expect(requestedDumps(outcome.actions).map(\.type) == [UInt16(RTM_GETADDR)])
     }
+
+    /// Found by FuzzNetlink: an error reply whose code is Int32.min trapped negating it.
+    @Test(arguments: [Int32.min, Int32.max, 1])
+    func anErrorReplyWithAnyCodeIsAnErrorNotATrap(code: Int32) {
+        var session = NetlinkSession(portID: Self.port)
+        let sequence = requestedDumps(session.requestFullDump())[0].sequence
+        let refusal = NetlinkMessage(
+            type: UInt16(NLMSG_ERROR),
+            flags: 0,
+            sequence: sequence,
+            portID: Self.port,
+            payload: withUnsafeBytes(of: code) { Array($0) } + [UInt8](repeating: 0, count: 16)
+        )
+        let outcome = session.receive(refusal)
+        #expect(outcome.error.map { NetworkReachabilityError.Code.backendFailed ~= $0 } == true)
+        #expect(requestedDumps(outcome.actions).map(\.type) == [UInt16(RTM_GETADDR)])
+    }
 }
 #endif

@@ -73,7 +73,9 @@ struct NetlinkSession: Sendable {
             let code =
                 message.payload.count >= 4 ? message.payload.withUnsafeBytes { $0.loadUnaligned(as: Int32.self) } : 0
             if code != 0 {
-                outcome.error = .posix(.backendFailed, "netlink dump request refused", errno: -code)
+                // The kernel sends a negated errno; `-code` traps on Int32.min (found by `FuzzNetlink`).
+                let number = Int32(clamping: -Int64(code))
+                outcome.error = .posix(.backendFailed, "netlink dump request refused", errno: number)
             }
             finishDump()
             outcome.actions = startNextDump()
