@@ -24,4 +24,34 @@ struct PropertyListCodecTests {
         ]
         #expect(try codec.decodeFile(codec.encodeFile(fine)) == fine)
     }
+
+    /// Found by FuzzRecordFile (finding 10): an ``ArchiveStore`` wrote notes whose text was `$null` into an archive
+    /// that then read back as `corruptData`, because the records' dictionaries go through `PropertyListDecoder`, as
+    /// in bug 5. The archive codec now refuses them too, file and journal entry alike, and a store refuses the write
+    /// and keeps what it had.
+    @Test func theArchiveCodecRefusesTheNilMarkerAndTheStoreKeepsItsRecords() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nullmarker-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("notes.archive")
+        let codec = ArchiveCodec<Note>(rootKey: "records", url: url)
+        let marker = Note(content: "$null")
+        let file = try #require(throws: StoreError.self) { try codec.encodeFile([Note(content: "kept"), marker]) }
+        #expect(file.code == .invalidArgument)
+        let entry = try #require(throws: StoreError.self) { try codec.encodeEntry(marker) }
+        #expect(entry.code == .invalidArgument)
+        let fine = [Note(content: "$nullish"), Note(content: "a $null inside"), Note(content: "")]
+        #expect(try codec.decodeFile(codec.encodeFile(fine)) == fine)
+
+        let kept = Note(content: "kept")
+        do {
+            let store = try ArchiveStore<Note>(url: url)
+            try await store.insert(kept)
+            let refused = await #expect(throws: StoreError.self) { try await store.insert(marker) }
+            #expect(refused?.code == .invalidArgument)
+            #expect(await store.fetchAll() == [kept])
+        }
+        let reopened = try ArchiveStore<Note>(url: url)
+        #expect(await reopened.fetchAll() == [kept])
+    }
 }

@@ -49,8 +49,9 @@ struct ArchiveCodec<Record: Codable & Identifiable & Sendable>: FileRecordCodec 
     private func encodeEntries(_ records: [Record], what: String) throws -> Data {
         let encoder = PropertyListEncoder()
         encoder.outputFormat = .binary
+        let data: Data
         do {
-            return try encoder.encode(records)
+            data = try encoder.encode(records)
         } catch {
             throw StoreError(
                 code: .invalidArgument,
@@ -59,5 +60,8 @@ struct ArchiveCodec<Record: Codable & Identifiable & Sendable>: FileRecordCodec 
                 underlying: error
             )
         }
+        // The file's records and the journal's entries are read back through `PropertyListDecoder`.
+        try PropertyListNullMarker.requireReadable(data, as: [Record].self, what: what, url: url)
+        return data
     }
 }

@@ -10,6 +10,10 @@ public import Foundation
 /// holding any class other than `NSArray`, `NSDictionary`, `NSString`, `NSNumber`, `NSDate` or `NSData` (such as the
 /// seed's own `Note` class) is ``StoreError/Code/corruptData``, never a crash.
 ///
+/// Records are read back through Foundation's `PropertyListDecoder`, which reads the string `"$null"` as nil: a
+/// record that holds that text (as a whole string value) is refused with ``StoreError/Code/invalidArgument``
+/// before anything is written, rather than written to a file that would not open again. ``SQLiteStore`` keeps it.
+///
 /// An exclusive lock on `<name>.lock` is held for the store's lifetime: a second store on the same file, in this or
 /// another process, fails with ``StoreError/Code/locked``. The lifetime ends when the actor is deallocated, after
 /// its final compaction. Its last reference may be dropped on the actor's own thread a moment after your last

@@ -50,22 +50,7 @@ where Record.ID: Codable & Sendable {
                 underlying: error
             )
         }
-        // Foundation's property-list decoder reads the string "$null" as nil (its marker for a nil value), in XML
-        // and binary files alike: a record holding that text would make the file unreadable (found by
-        // FuzzRecordFile). Where the marker appears, check that the records read back, and refuse them if not.
-        if data.range(of: Data("$null".utf8)) != nil {
-            do {
-                _ = try PropertyListDecoder().decode([Record].self, from: data)
-            } catch {
-                throw StoreError(
-                    code: .invalidArgument,
-                    message: "\(what) cannot be read back from a property list (Foundation reads the text \"$null\" "
-                        + "as nil); an ArchiveStore or SQLiteStore keeps it",
-                    url: url,
-                    underlying: error
-                )
-            }
-        }
+        try PropertyListNullMarker.requireReadable(data, as: [Record].self, what: what, url: url)
         return data
     }
 }
