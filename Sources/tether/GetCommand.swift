@@ -175,7 +175,8 @@ private final class ProgressBar: Sendable {
 }
 
 /// The demo's HTTP step: an in-process NIO HTTP/1.1 server on 127.0.0.1, two GETs through `URLConnection` with a
-/// private cache; the second is revalidated (the server answers 304) and its body comes from the cache.
+/// private cache; the second is revalidated (the server answers 304) and its body comes from the cache, with its
+/// metrics.
 func runHTTPDemoStep() async throws -> String {
     let counter = DemoHTTPCounter()
     let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -195,17 +196,23 @@ func runHTTPDemoStep() async throws -> String {
     let configuration = URLConnection.Configuration(responseCache: cache)
     let request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/greeting")!)
     let (first, firstResponse) = try await URLConnection.data(for: request, configuration: configuration)
-    let (second, secondResponse) = try await URLConnection.data(for: request, configuration: configuration)
+    let (second, secondResponse, metrics) = try await URLConnection.dataAndMetrics(
+        for: request,
+        configuration: configuration
+    )
     let status = (firstResponse as? HTTPURLResponse)?.statusCode ?? 0
     let (full, notModified) = counter.snapshot
     guard status == 200, (secondResponse as? HTTPURLResponse)?.statusCode == 200, first == second,
-        full == 1, notModified == 1
+        full == 1, notModified == 1, metrics.transactions.count == 1,
+        let revalidation = metrics.transactions.first, revalidation.resourceFetchType == .networkLoad
     else {
         throw HTTPDemoFailure(
             description: "expected 200 then a 304 served from cache, got \(full) full and \(notModified) 304 answers"
         )
     }
-    return "GET \(status) \(first.count) bytes; second GET revalidated (server answered 304), body from the cache"
+    let milliseconds = Int((metrics.taskInterval.duration * 1000).rounded())
+    return "GET \(status) \(first.count) bytes; second GET revalidated (server answered 304), body from the cache; "
+        + "its metrics: 1 transaction, \(revalidation.networkProtocolName ?? "?"), \(milliseconds) ms"
 }
 
 struct HTTPDemoFailure: Error, CustomStringConvertible {

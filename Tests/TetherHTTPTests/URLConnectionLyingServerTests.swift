@@ -42,10 +42,12 @@ struct URLConnectionLyingServerTests {
 
     @Test("a keep-alive connection the server closed between requests does not fail the next request")
     func aConnectionClosedBetweenKeepAliveRequests() async throws {
+        // On an engine of its own: in the shared engine's pool, the connections this route closes would wait for
+        // another test's request, and a POST (not sent again) on one of them would fail that test.
         for round in 0..<20 {
             let (data, response) = try await URLConnection.data(
                 for: request(self.server.url("/closeafter/\(round)")),
-                configuration: .uncached
+                configuration: Self.ownEngine
             )
             #expect((response as? HTTPURLResponse)?.statusCode == 200)
             #expect(data == Data("closed after \(round)".utf8))
@@ -53,7 +55,8 @@ struct URLConnectionLyingServerTests {
     }
 
     /// An engine of these tests' own (engines are per event loop group): the shared engine's pool may hold a
-    /// connection that another test's server route closed, and a send on it never reaches the server's counter.
+    /// connection that another test's server route closed, and a send on it never reaches the server's counter;
+    /// and the connections `closeafter` closes stay out of the shared pool.
     static let ownEngine = URLConnection.Configuration(
         eventLoopGroup: MultiThreadedEventLoopGroup(numberOfThreads: 1),
         responseCache: nil

@@ -21,6 +21,7 @@ final class DelegateDelivery {
     enum Event {
         case response(HTTPURLResponse)
         case data(Data)
+        case metrics(URLConnectionMetrics)
         case finish
         case failure(URLError)
     }

@@ -18,15 +18,23 @@ final class DownloadObserver: LoadObserver, @unchecked Sendable {
     private var expected: Int64?
     private var lastReport = DispatchTime.now()
     private var unreported: Int64 = 0
+    private var metrics: URLConnectionMetrics?
+    let collectsMetrics: Bool
 
     init(
         destination: URL,
         progress: (@Sendable (DownloadProgress) -> Void)?,
+        collectsMetrics: Bool = false,
         completion: @escaping @Sendable (LoadOutcome) -> Void
     ) {
         self.destination = destination
         self.progress = progress
+        self.collectsMetrics = collectsMetrics
         self.completion = completion
+    }
+
+    func loadDidCollect(_ metrics: URLConnectionMetrics) {
+        self.metrics = metrics
     }
 
     func loadDidReceive(_ response: HTTPURLResponse) async throws {
@@ -114,16 +122,16 @@ final class DownloadObserver: LoadObserver, @unchecked Sendable {
             }
             self.temporaryURL = nil
             self.report(now: .now())
-            self.completion(LoadOutcome(response: self.response, data: nil, error: nil))
+            self.completion(LoadOutcome(response: self.response, data: nil, error: nil, metrics: self.metrics))
         } catch {
             self.removeTemporary()
-            self.completion(LoadOutcome(response: self.response, data: nil, error: error))
+            self.completion(LoadOutcome(response: self.response, data: nil, error: error, metrics: self.metrics))
         }
     }
 
     func loadDidFail(_ error: URLError) async {
         self.removeTemporary()
-        self.completion(LoadOutcome(response: self.response, data: nil, error: error))
+        self.completion(LoadOutcome(response: self.response, data: nil, error: error, metrics: self.metrics))
     }
 
     func loadDidStopSilently() {

@@ -141,8 +141,47 @@ extension URLConnection {
         configuration: Configuration = .default,
         progress: (@Sendable (DownloadProgress) -> Void)? = nil
     ) async throws -> HTTPURLResponse {
+        try await self.download(request, to: destination, configuration: configuration, metrics: false, progress).0
+    }
+
+    /// Downloads `request` to `destination` as ``download(_:to:configuration:progress:)`` does, and returns the
+    /// load's metrics too.
+    ///
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - destination: The file to create or replace.
+    ///   - configuration: The engine settings.
+    ///   - progress: Called serially at most every 100 ms, plus once at the end.
+    /// - Returns: The final response (2xx) and the load's ``URLConnectionMetrics``.
+    /// - Throws: As ``download(_:to:configuration:progress:)``.
+    public static func downloadAndMetrics(
+        _ request: URLRequest,
+        to destination: URL,
+        configuration: Configuration = .default,
+        progress: (@Sendable (DownloadProgress) -> Void)? = nil
+    ) async throws -> (HTTPURLResponse, URLConnectionMetrics) {
+        let (response, metrics) = try await self.download(
+            request,
+            to: destination,
+            configuration: configuration,
+            metrics: true,
+            progress
+        )
+        guard let metrics else { throw URLError.tether(.badServerResponse, url: request.url) }
+        return (response, metrics)
+    }
+
+    private static func download(
+        _ request: URLRequest,
+        to destination: URL,
+        configuration: Configuration,
+        metrics: Bool,
+        _ progress: (@Sendable (DownloadProgress) -> Void)?
+    ) async throws -> (HTTPURLResponse, URLConnectionMetrics?) {
         let promise = OutcomePromise()
-        let observer = DownloadObserver(destination: destination, progress: progress) { promise.fulfil($0) }
+        let observer = DownloadObserver(destination: destination, progress: progress, collectsMetrics: metrics) {
+            promise.fulfil($0)
+        }
         let load = HTTPLoad(request: request, configuration: configuration, observer: observer)
         let outcome = await withTaskCancellationHandler {
             load.start()
@@ -154,98 +193,6 @@ extension URLConnection {
         guard let response = outcome.response as? HTTPURLResponse else {
             throw URLError.tether(.badServerResponse, url: request.url)
         }
-        return response
-    }
-}
-
-/// The end of a collecting load.
-// Sendable: an immutable hand-over (URLResponse and the error are never changed after the load made them).
-struct LoadOutcome: @unchecked Sendable {
-    var response: URLResponse?
-    var data: Data?
-    var error: (any Error)?
-    var metrics: URLConnectionMetrics?
-}
-
-/// A one-shot value that an async caller waits for.
-final class OutcomePromise: Sendable {
-    private struct State {
-        var outcome: LoadOutcome?
-        var waiter: CheckedContinuation<LoadOutcome, Never>?
-    }
-
-    private let state = LockedBox(State())
-
-    func fulfil(_ outcome: LoadOutcome) {
-        let waiter = self.state.withLock { state -> CheckedContinuation<LoadOutcome, Never>? in
-            guard state.outcome == nil else { return nil }
-            state.outcome = outcome
-            defer { state.waiter = nil }
-            return state.waiter
-        }
-        waiter?.resume(returning: outcome)
-    }
-
-    func value() async -> LoadOutcome {
-        // A load run inline has ended by now: taking its outcome without a continuation saves the task a trip
-        // through its executor.
-        if let ready = self.state.withLock({ $0.outcome }) { return ready }
-        return await withCheckedContinuation { continuation in
-            let ready = self.state.withLock { state -> LoadOutcome? in
-                if let outcome = state.outcome { return outcome }
-                state.waiter = continuation
-                return nil
-            }
-            if let ready { continuation.resume(returning: ready) }
-        }
-    }
-}
-
-/// Collects a load's body in memory, up to a limit (`data(for:)`, the synchronous and queue APIs).
-// Sendable: its mutable state is touched only from the load's task, one event at a time.
-final class CollectingObserver: LoadObserver, @unchecked Sendable {
-    private var response: HTTPURLResponse?
-    private var body = Data()
-    private var metrics: URLConnectionMetrics?
-    private let limit: Int
-    let collectsMetrics: Bool
-    private let completion: @Sendable (LoadOutcome) -> Void
-
-    init(limit: Int, collectsMetrics: Bool = false, completion: @escaping @Sendable (LoadOutcome) -> Void) {
-        self.limit = limit
-        self.collectsMetrics = collectsMetrics
-        self.completion = completion
-    }
-
-    func loadDidReceive(_ response: HTTPURLResponse) async throws {
-        if response.expectedContentLength > Int64(self.limit) {
-            throw URLError.tether(.dataLengthExceedsMaximum, url: response.url)
-        }
-        self.response = response
-        self.body = Data()
-        if response.expectedContentLength > 0 { self.body.reserveCapacity(Int(response.expectedContentLength)) }
-    }
-
-    func loadDidReceive(_ data: ByteBuffer) async throws {
-        if self.body.count + data.readableBytes > self.limit {
-            throw URLError.tether(.dataLengthExceedsMaximum, url: self.response?.url)
-        }
-        self.body.append(contentsOf: data.readableBytesView)
-    }
-
-    func loadDidCollect(_ metrics: URLConnectionMetrics) {
-        self.metrics = metrics
-    }
-
-    func loadDidFinish() async {
-        self.completion(LoadOutcome(response: self.response, data: self.body, error: nil, metrics: self.metrics))
-    }
-
-    func loadDidFail(_ error: URLError) async {
-        self.completion(LoadOutcome(response: self.response, data: nil, error: error, metrics: self.metrics))
-    }
-
-    func loadDidStopSilently() {
-        self.completion(LoadOutcome(response: nil, data: nil, error: URLError.tether(.cancelled, url: nil)))
+        return (response, outcome.metrics)
     }
 }

@@ -48,7 +48,7 @@ public final class URLConnection: @unchecked Sendable {
     private let state: LockedBox<State>
     // Sendable: only handed to `DelegateDelivery`, which calls the thread-safe `perform(inModes:block:)` on it.
     private let creationRunLoop: UncheckedSendableBox<RunLoop>
-    private let window = FlowWindow(limit: 1 << 20)
+    let window = FlowWindow(limit: 1 << 20)
 
     /// The request the connection was created with.
     public let originalRequest: URLRequest
@@ -75,6 +75,7 @@ public final class URLConnection: @unchecked Sendable {
         self.creationRunLoop = UncheckedSendableBox(RunLoop.current)
         let dataDelegate = delegate as? any URLConnectionDataDelegate
         self.hasDataDelegate = dataDelegate != nil
+        self.collectsMetrics = delegate is any URLConnectionMetricsDelegate
         self.state = LockedBox(State(delegate: delegate, dataDelegate: dataDelegate, currentRequest: request))
         if startImmediately { self.start() }
     }
@@ -250,16 +251,19 @@ public final class URLConnection: @unchecked Sendable {
 
     // MARK: - Delivery helpers
 
-    private var delegate: (any URLConnectionDelegate)? { self.state.withLock { $0.delegate } }
+    var delegate: (any URLConnectionDelegate)? { self.state.withLock { $0.delegate } }
 
-    private var delivery: DelegateDelivery? { self.state.withLock { $0.delivery } }
+    var delivery: DelegateDelivery? { self.state.withLock { $0.delivery } }
 
     /// Whether the delegate takes data callbacks; the others are skipped without a trip to the delivery target.
-    private let hasDataDelegate: Bool
+    let hasDataDelegate: Bool
+
+    /// Whether the delegate takes the load's metrics (``URLConnectionMetricsDelegate``): only then are they recorded.
+    let collectsMetrics: Bool
 
     /// Posts `body` with the data delegate to the delivery target at once, without waiting: for upload progress,
     /// which may be reported from the engine's threads, outside the load's task (so never deferred).
-    private func postData(_ body: @escaping (any URLConnectionDataDelegate) -> Void) {
+    func postData(_ body: @escaping (any URLConnectionDataDelegate) -> Void) {
         guard let delivery = self.delivery else { return }
         delivery.submit { isLive in
             if isLive, let delegate = self.state.withLock({ $0.dataDelegate }) { body(delegate) }
@@ -267,7 +271,7 @@ public final class URLConnection: @unchecked Sendable {
     }
 
     /// Runs `body` with the delegate on the delivery target and waits for its result.
-    private func call<Result>(
+    func call<Result>(
         default value: Result,
         _ body: @escaping (any URLConnectionDelegate) -> Result
     ) async
@@ -292,7 +296,7 @@ public final class URLConnection: @unchecked Sendable {
 
     /// Hands `event` to the delivery target, deferred to the load's next flush when its task runs on a
     /// ``FlushingExecutor``; without a delivery (cancelled or ended), runs what it must do even when dead.
-    private func submit(_ event: DelegateDelivery.Event) {
+    func submit(_ event: DelegateDelivery.Event) {
         let (delivery, deferred) = self.state.withLock { ($0.delivery, $0.defersDelivery) }
         guard let delivery else {
             self.deliver(event, isLive: false)
@@ -314,6 +318,10 @@ public final class URLConnection: @unchecked Sendable {
                 delegate.connection(self, didReceive: data)
             }
             self.window.release(data.count)
+        case .metrics(let metrics):
+            if isLive, let delegate = self.delegate as? any URLConnectionMetricsDelegate {
+                delegate.connection(self, didFinishCollecting: metrics)
+            }
         case .finish:
             if isLive, let delegate = self.state.withLock({ $0.dataDelegate }) {
                 delegate.connectionDidFinishLoading(self)
@@ -326,7 +334,7 @@ public final class URLConnection: @unchecked Sendable {
     }
 
     /// Ends the load after its terminal callback: releases the delegate, the load and the delivery.
-    private func terminate() {
+    func terminate() {
         let delivery: DelegateDelivery? = self.state.withLock { state in
             state.isTerminated = true
             if let load = state.load { state.currentRequest = load.currentRequest }
@@ -337,177 +345,5 @@ public final class URLConnection: @unchecked Sendable {
             return state.delivery
         }
         delivery?.close()
-    }
-}
-
-extension URLConnection: LoadObserver {
-    func loadWillSend(_ request: URLRequest, redirectResponse: HTTPURLResponse?) async -> URLRequest? {
-        guard self.hasDataDelegate else { return request }
-        // Sendable: the response is only read, on the delivery target, once the load handed it over.
-        let response = UncheckedSendableBox(redirectResponse)
-        return await self.call(default: request) { delegate in
-            guard let dataDelegate = delegate as? any URLConnectionDataDelegate else { return request }
-            return dataDelegate.connection(self, willSend: request, redirectResponse: response.value)
-        }
-    }
-
-    func loadShouldUseCredentialStorage() async -> Bool {
-        await self.call(default: true) { $0.connectionShouldUseCredentialStorage(self) }
-    }
-
-    func loadDidReceive(_ challenge: URLAuthenticationChallenge) {
-        // Sendable: the challenge is only used on the delivery target (or here, when there is none).
-        let box = UncheckedSendableBox(challenge)
-        guard let delivery = self.delivery else {
-            self.answer(challenge, with: .cancel)
-            return
-        }
-        delivery.submit { isLive in
-            guard isLive else {
-                self.answer(box.value, with: .cancel)
-                return
-            }
-            if let delegate = self.delegate {
-                delegate.connection(self, willSendRequestFor: box.value)
-            } else {
-                self.answer(box.value, with: .performDefaultHandling)
-            }
-        }
-    }
-
-    func loadNeedsNewBodyStream(_ request: URLRequest) async -> UncheckedSendableBox<InputStream?> {
-        guard self.hasDataDelegate else { return UncheckedSendableBox(nil) }
-        // Sendable: the delegate makes the stream on the delivery target; only the load reads it afterwards.
-        let stream = await self.call(default: UncheckedSendableBox<InputStream?>(nil)) { delegate in
-            UncheckedSendableBox(
-                (delegate as? any URLConnectionDataDelegate)?.connection(self, needNewBodyStream: request)
-            )
-        }
-        return stream
-    }
-
-    func loadDidSendBodyData(bytesWritten: Int, totalBytesWritten: Int, totalBytesExpectedToWrite: Int) {
-        guard self.hasDataDelegate else { return }
-        self.postData { delegate in
-            delegate.connection(
-                self,
-                didSendBodyData: bytesWritten,
-                totalBytesWritten: totalBytesWritten,
-                totalBytesExpectedToWrite: totalBytesExpectedToWrite
-            )
-        }
-    }
-
-    func loadDidReceive(_ response: HTTPURLResponse) async throws {
-        guard self.hasDataDelegate else { return }
-        self.submit(.response(response))
-    }
-
-    func loadDidReceive(_ data: ByteBuffer) async throws {
-        guard self.hasDataDelegate else { return }
-        let count = data.readableBytes
-        // Large chunks are handed over without a copy: the Data keeps the engine's buffer alive instead (a copy
-        // per chunk cost a fresh page fault per 4 KiB on a 200 MiB download); small ones are copied.
-        let bytes = data.getData(
-            at: data.readerIndex,
-            length: count,
-            byteTransferStrategy: count >= 4096 ? .noCopy : .copy
-        )!
-        await self.window.reserve(count)
-        self.submit(.data(bytes))
-    }
-
-    func loadWillCache(_ cachedResponse: CachedURLResponse) async -> CachedURLResponse? {
-        guard self.hasDataDelegate else { return cachedResponse }
-        // Sendable: the cached response is handed to the delegate, then back; one side holds it at a time.
-        let proposed = UncheckedSendableBox(cachedResponse)
-        let decided = await self.call(default: UncheckedSendableBox<CachedURLResponse?>(nil)) { delegate in
-            guard let dataDelegate = delegate as? any URLConnectionDataDelegate else {
-                return UncheckedSendableBox<CachedURLResponse?>(proposed.value)
-            }
-            return UncheckedSendableBox(dataDelegate.connection(self, willCacheResponse: proposed.value))
-        }
-        return decided.value
-    }
-
-    func loadDidFinish() async {
-        self.submit(.finish)
-    }
-
-    func loadDidFail(_ error: URLError) async {
-        self.submit(.failure(error))
-    }
-
-    func loadDidStopSilently() {
-        self.terminate()
-    }
-}
-
-/// Bounds the body bytes handed to the delivery target but not yet consumed by the delegate.
-///
-/// A load waits while ``limit`` bytes or more are outstanding, and resumes once fewer than ``resumeBelow`` are: with
-/// a delegate slower than the network, the load then adds several chunks per wake-up instead of one chunk per chunk
-/// consumed (each wake-up is a thread hop).
-final class FlowWindow: Sendable {
-    private struct State {
-        var outstanding = 0
-        var waiter: CheckedContinuation<Void, Never>?
-        /// The bytes of the waiting load's chunk, counted in `outstanding` already.
-        var waiterCount = 0
-        var isClosed = false
-    }
-
-    private let limit: Int
-    private let resumeBelow: Int
-    private let state = LockedBox(State())
-
-    init(limit: Int, resumeBelow: Int? = nil) {
-        self.limit = limit
-        self.resumeBelow = resumeBelow ?? limit / 2
-    }
-
-    /// Bytes handed over and not yet released.
-    var outstanding: Int { self.state.withLock { $0.outstanding } }
-
-    /// Adds `count` bytes, first waiting while the window is full (no suspension while it is not).
-    func reserve(_ count: Int) async {
-        let admitted = self.state.withLock { state -> Bool in
-            guard state.isClosed || state.outstanding < self.limit else { return false }
-            state.outstanding += count
-            return true
-        }
-        if admitted { return }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let mustWait = self.state.withLock { state -> Bool in
-                state.outstanding += count
-                if state.isClosed || state.outstanding - count < self.resumeBelow { return false }
-                state.waiter = continuation
-                state.waiterCount = count
-                return true
-            }
-            if !mustWait { continuation.resume() }
-        }
-    }
-
-    func release(_ count: Int) {
-        let waiter = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
-            state.outstanding -= count
-            guard state.waiter != nil, state.outstanding - state.waiterCount < self.resumeBelow else { return nil }
-            defer {
-                state.waiter = nil
-                state.waiterCount = 0
-            }
-            return state.waiter
-        }
-        waiter?.resume()
-    }
-
-    func close() {
-        let waiter = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
-            state.isClosed = true
-            defer { state.waiter = nil }
-            return state.waiter
-        }
-        waiter?.resume()
     }
 }
