@@ -28,6 +28,10 @@ if let mode = option("--peer").flatMap(PeerMode.init(rawValue:)) {
     try PeerServer.run(mode: mode, bytes: Int(option("--bytes") ?? "0") ?? 0, tls: context)
 }
 
+if let variant = option("--profile-http") {
+    try await HTTPProfile.run(variant: variant, count: Int(option("--count") ?? "") ?? 20_000)
+    exit(0)
+}
 let quick = arguments.contains("--quick")
 if let only = option("--only"), only.hasPrefix("side-by-side") {
     // Both ends in this process, 5 rounds unless told; see SideBySideSuite.
