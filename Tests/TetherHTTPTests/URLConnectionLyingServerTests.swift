@@ -42,12 +42,12 @@ struct URLConnectionLyingServerTests {
 
     @Test("a keep-alive connection the server closed between requests does not fail the next request")
     func aConnectionClosedBetweenKeepAliveRequests() async throws {
-        // On an engine of its own: in the shared engine's pool, the connections this route closes would wait for
-        // another test's request, and a POST (not sent again) on one of them would fail that test.
+        // On an engine of its own: in another engine's pool, the connections this route closes would wait for
+        // another test's request, and a POST (not sent again) or a counted send on one of them would fail that test.
         for round in 0..<20 {
             let (data, response) = try await URLConnection.data(
                 for: request(self.server.url("/closeafter/\(round)")),
-                configuration: Self.ownEngine
+                configuration: Self.closeAfterEngine
             )
             #expect((response as? HTTPURLResponse)?.statusCode == 200)
             #expect(data == Data("closed after \(round)".utf8))
@@ -55,9 +55,14 @@ struct URLConnectionLyingServerTests {
     }
 
     /// An engine of these tests' own (engines are per event loop group): the shared engine's pool may hold a
-    /// connection that another test's server route closed, and a send on it never reaches the server's counter;
-    /// and the connections `closeafter` closes stay out of the shared pool.
+    /// connection that another test's server route closed, and a send on it never reaches the server's counter.
     static let ownEngine = URLConnection.Configuration(
+        eventLoopGroup: MultiThreadedEventLoopGroup(numberOfThreads: 1),
+        responseCache: nil
+    )
+
+    /// The `closeafter` test's engine: the connections that route closes stay out of every other test's pool.
+    static let closeAfterEngine = URLConnection.Configuration(
         eventLoopGroup: MultiThreadedEventLoopGroup(numberOfThreads: 1),
         responseCache: nil
     )

@@ -113,6 +113,8 @@ extension URLConnection {
             promise.fulfil($0)
         }
         let load = HTTPLoad(request: request, configuration: configuration, observer: observer)
+        // The load's jobs run where the engine resumes them, not on another thread and back.
+        load.preferEngineLoops()
         let outcome = await withTaskCancellationHandler {
             load.start()
             return await promise.value()

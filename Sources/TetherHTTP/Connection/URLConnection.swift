@@ -114,10 +114,7 @@ public final class URLConnection: @unchecked Sendable {
                 // The calls the load produces in one go (response, data, finish) reach the target together.
                 // A load whose code cannot block (no body stream to read, no disk cache to write) runs on the
                 // engine's loops where they resume it.
-                let canRunOnLoops =
-                    self.originalRequest.httpBodyStream == nil && self.configuration.responseCache?.hasDisk != true
-                let loops = canRunOnLoops ? Array(self.configuration.eventLoopGroup.makeIterator()) : []
-                load.prefer(executor: FlushingExecutor(loops: loops) { delivery.flush() })
+                load.prefer(executor: FlushingExecutor(loops: load.loopsToRunOn) { delivery.flush() })
                 state.defersDelivery = true
             }
             state.load = load

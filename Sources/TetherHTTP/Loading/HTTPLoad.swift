@@ -81,6 +81,24 @@ final class HTTPLoad: Sendable {
         self.state.withLock { $0.preferredExecutor = executor }
     }
 
+    /// The engine's event loops, when the load's own code cannot block (no body stream to read, no disk cache to
+    /// write), so that its task may run on them; else none.
+    var loopsToRunOn: [any EventLoop] {
+        guard self.originalRequest.httpBodyStream == nil, self.configuration.responseCache?.hasDisk != true else {
+            return []
+        }
+        return Array(HTTPEngine.client(for: self.configuration).eventLoopGroup.makeIterator())
+    }
+
+    /// Runs the load's task on the engine's loops where they resume it (``loopsToRunOn``), with nothing to do after
+    /// each job: for the APIs without a delegate queue. Call before starting.
+    func preferEngineLoops() {
+        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) else { return }
+        let loops = self.loopsToRunOn
+        guard !loops.isEmpty else { return }
+        self.prefer(executor: FlushingExecutor(loops: loops) {})
+    }
+
     /// The shared cookie storage reads its file the first time it is used: that happens here, on the thread that
     /// starts the load, not on the event loop where a load's steps may run.
     private func prepareCookieStorage() {
@@ -117,7 +135,9 @@ final class HTTPLoad: Sendable {
     private func run(canonical request: URLRequest) async {
         let watchdog = IdleWatchdog(
             timeoutInterval: self.originalRequest.timeoutInterval,
-            eventLoop: HTTPEngine.client(for: self.configuration).eventLoopGroup.next(),
+            // The current loop when the load runs on one of the engine's (then arming and cancelling the timer
+            // costs no wake-up of another thread), else the next.
+            eventLoop: HTTPEngine.client(for: self.configuration).eventLoopGroup.any(),
             onFire: { [weak self] in self?.cancel(.timedOut) }
         )
         let context = LoadContext(watchdog: watchdog, collectsMetrics: self.observer.collectsMetrics)

@@ -98,6 +98,13 @@ public final class URLConnectionOperation: Operation {
             $0.collector = collector
         }
         self.didChangeValue(forKey: "isExecuting")
+        // A `cancel()` that ran between the check above and the connection being stored did not see it: it is
+        // seen here (`cancel()` marks the operation before it looks for the connection).
+        if self.isCancelled {
+            connection.cancel()
+            self.finish(response: nil, data: nil, error: URLError.tether(.cancelled, url: self.request.url))
+            return
+        }
         connection.start()
     }
 
