@@ -157,14 +157,14 @@ struct TCPStateMachine<ReadTask, WriteTask> {
 
     /// A delegate-face read issued on the delegate queue, served from the bytes already buffered without a visit to
     /// the event loop: only when nothing could order before it (no read queued, no TLS upgrade or close pending, the
-    /// stream not at its end). Returns the read's bytes, copied (the caller owns them), and whether the loop must be
-    /// woken to read from the kernel again; nil when the read must take the queue.
+    /// stream not at its end). Returns the read's bytes (the caller owns them: `deliveredData`), and whether the loop
+    /// must be woken to read from the kernel again; nil when the read must take the queue.
     mutating func readFromBuffer(_ kind: ReadKind) -> (bytes: Data, wakesLoop: Bool)? {
         guard case .open = phase, closesAfter.isEmpty, !tls.isPending,
             let bytes = reads.takeIfReady(kind)
         else { return nil }
         let wakesLoop = isReadingPaused && reads.buffer.readableBytes < SocketEngine.pauseThreshold
-        return (Data(bytes.readableBytesView), wakesLoop)
+        return (bytes.deliveredData, wakesLoop)
     }
 
     // MARK: TLS

@@ -100,8 +100,8 @@ final class EngineAdapter: SocketEngineOwner {
 
     func engine(_ engine: SocketEngine, didRead bytes: ByteBuffer, tag: Int, destination: CallerBuffer?) {
         socket.logger?.trace("read", metadata: ["tag": "\(tag)", "bytes": "\(bytes.readableBytes)"])
-        // The delivered read owns its bytes: copied here, on the loop, before the engine's buffer takes more.
-        let data = Data(bytes.readableBytesView)
+        // The delivered read owns its bytes: taken here, on the loop, before the engine's buffer takes more.
+        let data = bytes.deliveredData
         socket.deliver(life: life) { sock, delegate in
             delegate.socket(sock, didRead: destination?.store(data) ?? data, withTag: tag)
         }

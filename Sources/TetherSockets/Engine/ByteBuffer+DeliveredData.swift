@@ -1,0 +1,22 @@
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+
+extension ByteBuffer {
+    /// Reads at least this long are handed to the delegate without a copy.
+    static let deliveredWithoutCopy = 4096
+
+    /// A completed read's bytes as the `Data` a delegate receives; the delegate owns them either way.
+    ///
+    /// A large read is not copied: the `Data` keeps the buffer's storage alive instead, and the engine, whose receive
+    /// buffer may share that storage, never writes into it again (a `ByteBuffer` copies shared storage before it
+    /// writes), so the bytes cannot change under the delegate. A small read is copied, so that a few bytes do not pin
+    /// a whole receive buffer while the delegate keeps them.
+    var deliveredData: Data {
+        getData(
+            at: readerIndex,
+            length: readableBytes,
+            byteTransferStrategy: readableBytes >= Self.deliveredWithoutCopy ? .noCopy : .copy
+        )!
+    }
+}
