@@ -20,11 +20,19 @@ final class NotesChangeRelay: Sendable {
     private let subscribe: Subscribe
     private let hub: NotesChangeHub
     private let logger: Logger
+    /// One element each time the feed is subscribed to and listening (the first time, and after each failure):
+    /// what a test waits for instead of watching the database. The newest few are kept until read.
+    let subscriptions: AsyncStream<Void>
+    private let subscribed: AsyncStream<Void>.Continuation
 
     init(subscribe: @escaping Subscribe, hub: NotesChangeHub, logger: Logger) {
         self.subscribe = subscribe
         self.hub = hub
         self.logger = logger
+        (self.subscriptions, self.subscribed) = AsyncStream.makeStream(
+            of: Void.self,
+            bufferingPolicy: .bufferingNewest(8)
+        )
     }
 
     /// Starts pushing, or joins the pushing already under way; returns once the feed listens.
@@ -37,6 +45,7 @@ final class NotesChangeRelay: Sendable {
         }
         if joined { return }
         let first = try await subscribe()
+        subscribed.yield()
         state.withLock { state in
             state.users += 1
             if state.task == nil { state.task = Task { await self.run(first) } }
@@ -59,7 +68,12 @@ final class NotesChangeRelay: Sendable {
         while !Task.isCancelled {
             do {
                 let current: AsyncThrowingStream<RecordChange<Note>, any Error>
-                if let changes { current = changes } else { current = try await subscribe() }
+                if let changes {
+                    current = changes
+                } else {
+                    current = try await subscribe()
+                    subscribed.yield()
+                }
                 for try await change in current { hub.publish(NoteChange(change)) }
                 if Task.isCancelled { return }
                 logger.warning("notes change feed ended; closing the subscribed connections")

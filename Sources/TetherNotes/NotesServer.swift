@@ -23,6 +23,9 @@ public final class NotesServer: Sendable {
     private let dao: NoteDAO
     private let hub: NotesChangeHub
     private let relay: NotesChangeRelay?
+
+    /// With a change feed: one element each time the server's feed is subscribed to and listening (for tests).
+    var feedSubscriptions: AsyncStream<Void>? { relay?.subscriptions }
     private let codec: STXFrameCodec
     private let nextConnection = LockedBox<UInt64>(0)
     private let logger: Logger

@@ -1,14 +1,17 @@
 import Foundation
-import TetherNotes
 import TetherPostgres
 import TetherSockets
 import TetherStore
+
+@testable import TetherNotes
 
 /// A notes server on a PostgreSQL database that other servers share, pushing the database's changes, serving
 /// loopback until stopped.
 final class SharedDatabaseServer: Sendable {
     let store: PostgresStore<Note>
     let listener: TCPListener
+    /// One element each time the server's feed is subscribed to (the first is there once `init` returns).
+    let feedSubscriptions: AsyncStream<Void>
     private let serving: Task<Void, any Error>
 
     /// Starts the server and returns once it is subscribed to the database's changes.
@@ -20,6 +23,7 @@ final class SharedDatabaseServer: Sendable {
         serving = Task { try await server.serve(listener) { subscribed.finish() } }
         for await _ in ready {}
         (self.store, self.listener) = (store, listener)
+        self.feedSubscriptions = server.feedSubscriptions!
     }
 
     var port: Int { listener.localPort }
