@@ -32,6 +32,7 @@ struct URLConnectionMetricsTests {
         #expect(transaction.fetchStartDate <= sent && sent <= head && head <= end)
         #expect(metrics.taskInterval.start <= transaction.fetchStartDate && end <= metrics.taskInterval.end)
         #expect(transaction.domainLookupStartDate == nil && transaction.connectStartDate == nil)
+        #expect(transaction.isReusedConnection == nil)
     }
 
     @Test func eachRedirectHopIsATransaction() async throws {

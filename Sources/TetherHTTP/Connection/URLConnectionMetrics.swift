@@ -44,6 +44,9 @@ public struct URLConnectionMetrics: Sendable {
         public var connectStartDate: Date? { nil }
         /// Not known (see ``domainLookupStartDate``). Always nil.
         public var secureConnectionStartDate: Date? { nil }
+        /// Whether the request went on a connection that an earlier request used: not known either, as
+        /// AsyncHTTPClient does not say which connection of its pool it chose. Always nil.
+        public var isReusedConnection: Bool? { nil }
     }
 
     /// The transactions, in order.
