@@ -81,13 +81,18 @@ final class HTTPLoad: Sendable {
         self.state.withLock { $0.preferredExecutor = executor }
     }
 
+    /// The engine's event loop group (the shared engines run on the configuration's group), without a lookup.
+    private var engineGroup: any EventLoopGroup {
+        self.configuration.httpClient?.eventLoopGroup ?? self.configuration.eventLoopGroup
+    }
+
     /// The engine's event loops, when the load's own code cannot block (no body stream to read, no disk cache to
     /// write), so that its task may run on them; else none.
     var loopsToRunOn: [any EventLoop] {
         guard self.originalRequest.httpBodyStream == nil, self.configuration.responseCache?.hasDisk != true else {
             return []
         }
-        return Array(HTTPEngine.client(for: self.configuration).eventLoopGroup.makeIterator())
+        return Array(self.engineGroup.makeIterator())
     }
 
     /// Runs the load's task on the engine's loops where they resume it (``loopsToRunOn``), with nothing to do after
@@ -137,7 +142,7 @@ final class HTTPLoad: Sendable {
             timeoutInterval: self.originalRequest.timeoutInterval,
             // The current loop when the load runs on one of the engine's (then arming and cancelling the timer
             // costs no wake-up of another thread), else the next.
-            eventLoop: HTTPEngine.client(for: self.configuration).eventLoopGroup.any(),
+            eventLoop: self.engineGroup.any(),
             onFire: { [weak self] in self?.cancel(.timedOut) }
         )
         let context = LoadContext(watchdog: watchdog, collectsMetrics: self.observer.collectsMetrics)
