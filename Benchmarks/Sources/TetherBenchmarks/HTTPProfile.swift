@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import NIOConcurrencyHelpers
 import Foundation
 import NIOCore
 import NIOPosix
@@ -19,7 +20,7 @@ enum HTTPProfile {
             eventLoopGroupProvider: .singleton,
             configuration: .init(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(75)))
         )
-        let queue = OperationQueue()
+        let queue = CountingQueue()
         queue.maxConcurrentOperationCount = 1
         let one: () async throws -> Int
         switch variant {
@@ -29,6 +30,7 @@ enum HTTPProfile {
         default: throw BenchmarkError(description: "--profile-http takes raw, data or delegate")
         }
         for _ in 0..<100 { _ = try await one() }
+        let operationsBefore = queue.added
         let cpuStart = rusageCPUSeconds()
         let start = DispatchTime.now()
         for _ in 0..<count { _ = try await one() }
@@ -37,8 +39,24 @@ enum HTTPProfile {
         print(
             "\(variant): \(count) GETs in \(String(format: "%.2f", wall)) s, "
                 + "\(String(format: "%.0f", Double(count) / wall)) req/s, "
-                + "CPU \(String(format: "%.1f", cpu / Double(count) * 1e6)) µs per request"
+                + "CPU \(String(format: "%.1f", cpu / Double(count) * 1e6)) µs per request, "
+                + "\(String(format: "%.2f", Double(queue.added - operationsBefore) / Double(count))) "
+                + "delegate-queue operations per request"
         )
         try await client.shutdown()
+    }
+}
+
+/// An `OperationQueue` that counts what is added to it: the delegate face's hops to its queue. (Foundation's
+/// `addOperation(_ block:)` adds a `BlockOperation` through `addOperation(_:)`, so counting there counts both.)
+final class CountingQueue: OperationQueue, @unchecked Sendable {
+    // Sendable: the count is only read and changed under its lock.
+    private let count = NIOLockedValueBox(0)
+
+    var added: Int { count.withLockedValue { $0 } }
+
+    override func addOperation(_ operation: Operation) {
+        count.withLockedValue { $0 += 1 }
+        super.addOperation(operation)
     }
 }
