@@ -1,6 +1,6 @@
 import AsyncHTTPClient
-import NIOConcurrencyHelpers
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import TetherHTTP
