@@ -3,8 +3,8 @@ import Testing
 
 @testable import TetherHTTP
 
-/// `CacheRules.parseDate` reads the three HTTP-date formats and remembers what it read: the same answer the second
-/// time, and after more distinct strings than it keeps.
+/// `CacheRules.parseDate` reads the three HTTP-date formats (``HTTPDate``): the same answer every time, for any
+/// number of distinct strings.
 struct HTTPDateParsingTests {
     /// 1994-11-06 08:49:37 UTC, RFC 9110's example.
     static let example = Date(timeIntervalSince1970: 784_111_777)

@@ -220,7 +220,10 @@ struct HTTPResponseCacheTests {
         let get = URLRequest(url: URL(string: "http://h/")!)
         #expect(CacheRules.isStorable(request: get, statusCode: 200, headers: ["ETag": "x"]))
         #expect(!CacheRules.isStorable(request: get, statusCode: 200, headers: [:]))
-        #expect(!CacheRules.isStorable(request: get, statusCode: 201, headers: ["Cache-Control": "max-age=5"]))
+        // Any final status with explicit freshness is storable (RFC 9111 §3); on a validator alone, only the
+        // heuristically cacheable ones.
+        #expect(CacheRules.isStorable(request: get, statusCode: 201, headers: ["Cache-Control": "max-age=5"]))
+        #expect(!CacheRules.isStorable(request: get, statusCode: 201, headers: ["ETag": "x"]))
         #expect(
             !CacheRules.isStorable(request: get, statusCode: 200, headers: ["Cache-Control": "max-age=5", "Vary": "*"])
         )

@@ -34,6 +34,17 @@ struct CacheEntry: Codable, Sendable {
         )!
     }
 
+    /// The response as a load delivers it from the cache: with an `Age` of its current age in whole seconds, which
+    /// a cache must send (RFC 9111 §5.1); the stored headers keep the `Age` it arrived with.
+    func makeServedResponse(now: Date = Date()) -> HTTPURLResponse {
+        var served = self
+        if let existing = served.headers.keys.first(where: { HeaderLookup.namesMatch($0, "Age") }) {
+            served.headers.removeValue(forKey: existing)
+        }
+        served.headers["Age"] = String(Int(max(0, CacheRules.currentAge(self, now: now)).rounded(.down)))
+        return served.makeResponse()
+    }
+
     func makeCachedURLResponse() -> CachedURLResponse {
         CachedURLResponse(
             response: self.makeResponse(),

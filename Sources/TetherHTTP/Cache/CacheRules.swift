@@ -1,5 +1,4 @@
 import Foundation
-import TetherConcurrency
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -7,6 +6,8 @@ import FoundationNetworking
 
 /// RFC 9111 rules for a private cache: what may be stored, freshness, age and when to revalidate.
 enum CacheRules {
+    /// The statuses stored on a validator alone (RFC 9111 §4.2.2's heuristically cacheable ones, without 206 and
+    /// 308, which the cache does not keep); any other final status needs explicit freshness.
     static let storableStatuses: Set<Int> = [200, 203, 204, 300, 301, 404, 405, 410, 414, 501]
     /// The headers that can make a response storable (with a `max-age` directive, a date, or a validator).
     static let freshnessHeaderNames = ["Cache-Control", "Expires", "ETag", "Last-Modified"]
@@ -25,7 +26,8 @@ enum CacheRules {
             if let equals {
                 argument = self.trimmed(part[part.index(after: equals)...])
             }
-            result[name] = self.unquoted(argument) ?? argument
+            // A directive given twice counts once, as first given (RFC 9111 §4.2.1: use the first occurrence).
+            if result[name] == nil { result[name] = self.unquoted(argument) ?? argument }
         }
         return result
     }
@@ -110,7 +112,6 @@ enum CacheRules {
 
     static func isStorable(request: URLRequest, statusCode: Int, headers: [String: String]) -> Bool {
         guard HTTPLoad.method(of: request) == "GET" else { return false }
-        guard self.storableStatuses.contains(statusCode) else { return false }
         // Storing needs max-age, Expires or a validator: a response with none of their headers (the common case)
         // is decided in one pass over its names, without parsing any directive.
         guard
@@ -120,7 +121,14 @@ enum CacheRules {
         else { return false }
         let requestDirectives = self.directives(request.value(forHTTPHeaderField: "Cache-Control"))
         let responseDirectives = self.directives(HeaderLookup.value("Cache-Control", in: headers))
-        if requestDirectives["no-store"] != nil || responseDirectives["no-store"] != nil { return false }
+        if requestDirectives["no-store"] != nil { return false }
+        // `must-understand` (RFC 9111 §5.2.2.3): store only a status whose rules the cache knows, and then
+        // regardless of `no-store`.
+        if responseDirectives["must-understand"] != nil {
+            guard self.storableStatuses.contains(statusCode) else { return false }
+        } else if responseDirectives["no-store"] != nil {
+            return false
+        }
         if let vary = HeaderLookup.value("Vary", in: headers),
             vary.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == "*" })
         {
@@ -128,9 +136,29 @@ enum CacheRules {
         }
         let hasMaxAge = responseDirectives["max-age"].flatMap { Int($0) } != nil
         let hasExpires = HeaderLookup.value("Expires", in: headers) != nil
+        // Any other final status with explicit freshness (RFC 9111 §3); not 206 (no ranges) or 304.
+        guard self.storableStatuses.contains(statusCode) else {
+            return (200..<600).contains(statusCode) && statusCode != 206 && statusCode != 304
+                && (hasMaxAge || hasExpires)
+        }
         let hasValidator =
             HeaderLookup.value("ETag", in: headers) != nil || HeaderLookup.value("Last-Modified", in: headers) != nil
         return hasMaxAge || hasExpires || hasValidator
+    }
+
+    /// The hop-by-hop fields a cache must not store (RFC 9111 §3.1): `Connection` and the fields it names,
+    /// `Proxy-Connection`, `Keep-Alive`, `TE`, `Transfer-Encoding` and `Upgrade`.
+    static func storedHeaders(_ headers: [String: String]) -> [String: String] {
+        var removed: Set<String> = [
+            "connection", "proxy-connection", "keep-alive", "te", "transfer-encoding", "upgrade",
+        ]
+        for value in headers.filter({ HeaderLookup.namesMatch($0.key, "Connection") }).map(\.value) {
+            for name in value.split(separator: ",") {
+                removed.insert(name.trimmingCharacters(in: .whitespaces).lowercased())
+            }
+        }
+        guard headers.keys.contains(where: { removed.contains($0.lowercased()) }) else { return headers }
+        return headers.filter { !removed.contains($0.key.lowercased()) }
     }
 
     static func varyNames(_ headers: [String: String]) -> [String] {
@@ -155,43 +183,9 @@ enum CacheRules {
         return true
     }
 
-    /// HTTP-date parsers (IMF-fixdate, RFC 850, asctime), made once (DateFormatter is expensive to create), and the
-    /// dates they parsed last. A cache decision reads `Date` up to three times and `Expires` twice, and every lookup
-    /// of a stored response reads them again; one `DateFormatter.date(from:)` copies ICU's formatter (tens of
-    /// microseconds) and, in swift-corelibs-foundation, leaks a `CFCharacterSet`. A string is parsed once.
-    private static let dateParsing = LockedBox(DateParsing())
-
-    private struct DateParsing {
-        let formatters = ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"]
-            .map { format in
-                let formatter = DateFormatter()
-                formatter.locale = Locale(identifier: "en_US_POSIX")
-                formatter.timeZone = TimeZone(identifier: "GMT")
-                formatter.dateFormat = format
-                return formatter
-            }
-        /// What the formatters made of the strings parsed last (nil: none could); emptied when full.
-        var recent: [String: Date?] = [:]
-        static let recentLimit = 64
-
-        mutating func date(from text: String) -> Date? {
-            if let known = self.recent[text] { return known }
-            // An HTTP-date is visible ASCII and spaces (RFC 9110 §5.6.7); anything else is not one. Checked before
-            // DateFormatter sees it: swift-corelibs-foundation's `date(from:)` traps ("Incorrect range") when its
-            // parse stops before a combining mark (found by `FuzzCacheControl`, in an `Expires` header).
-            let isVisibleASCII = text.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
-            let date = isVisibleASCII ? self.formatters.lazy.compactMap { $0.date(from: text) }.first : nil
-            if self.recent.count >= Self.recentLimit {
-                self.recent.removeAll(keepingCapacity: true)
-            }
-            self.recent[text] = .some(date)
-            return date
-        }
-    }
-
     static func parseDate(_ text: String?) -> Date? {
         guard let text else { return nil }
-        return self.dateParsing.withLock { $0.date(from: text) }
+        return HTTPDate.parse(text)
     }
 
     /// Freshness lifetime in seconds: `max-age`, else `Expires − Date`; no heuristic freshness.
@@ -210,10 +204,18 @@ enum CacheRules {
     static func currentAge(_ entry: CacheEntry, now: Date) -> TimeInterval {
         let dateValue = self.parseDate(entry.header("Date")) ?? entry.responseDate
         let apparentAge = max(0, entry.responseDate.timeIntervalSince(dateValue))
-        let ageValue = entry.header("Age").flatMap { TimeInterval($0) } ?? 0
+        let ageValue = self.ageValue(entry.header("Age"))
         let responseDelay = max(0, entry.responseDate.timeIntervalSince(entry.requestDate))
         let correctedAge = max(apparentAge, ageValue + responseDelay)
         return correctedAge + max(0, now.timeIntervalSince(entry.responseDate))
+    }
+
+    /// An `Age` value (RFC 9111 §5.1): its first member if a list, a non-negative integer (at most 2^31), else 0.
+    static func ageValue(_ text: String?) -> TimeInterval {
+        guard let first = text?.split(separator: ",", omittingEmptySubsequences: false).first else { return 0 }
+        let digits = first.trimmingCharacters(in: .whitespaces)
+        guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return 0 }
+        return min(TimeInterval(digits) ?? 2_147_483_648, 2_147_483_648)
     }
 
     static func isFresh(_ entry: CacheEntry, now: Date = Date()) -> Bool {
@@ -232,12 +234,36 @@ enum CacheRules {
         }
         let responseDirectives = self.directives(entry.header("Cache-Control"))
         if responseDirectives["no-cache"] != nil { return false }
-        return self.isFresh(entry, now: now)
+        let age = self.currentAge(entry, now: now)
+        let lifetime = self.freshnessLifetime(entry)
+        // `min-fresh`: fresh for at least that much longer; `max-stale`: stale by at most that much (any, without a
+        // value), unless the response must be revalidated once stale (RFC 9111 §5.2.1.2, §5.2.1.3, §5.2.2.2).
+        if let minFresh = requestDirectives["min-fresh"].flatMap({ Int($0) }) {
+            return lifetime - age >= TimeInterval(minFresh) && lifetime > age
+        }
+        if lifetime > age { return true }
+        guard let maxStale = requestDirectives["max-stale"], responseDirectives["must-revalidate"] == nil else {
+            return false
+        }
+        return maxStale.isEmpty || Int(maxStale).map { age - lifetime <= TimeInterval($0) } ?? false
     }
 
     static func mustRevalidate(_ entry: CacheEntry) -> Bool {
         let directives = self.directives(entry.header("Cache-Control"))
         return directives["must-revalidate"] != nil || directives["no-cache"] != nil
+    }
+
+    /// What an unsafe request that succeeded invalidates besides its own URL (RFC 9111 §4.4): the URLs in the
+    /// response's `Location` and `Content-Location`, when they have the request's origin.
+    static func invalidatedURLs(after url: URL, headers: [String: String]) -> [URL] {
+        let origin = RedirectRules.origin(of: url)
+        return ["Location", "Content-Location"].compactMap { name in
+            guard let value = HeaderLookup.value(name, in: headers),
+                let target = URL(string: value, relativeTo: url)?.absoluteURL,
+                origin != nil, RedirectRules.origin(of: target) == origin
+            else { return nil }
+            return target
+        }
     }
 
     /// The cache key: the URL without its fragment.

@@ -9,7 +9,8 @@ public import FoundationNetworking
 /// (Linux's `URLCache` is never populated by HTTP loads).
 ///
 /// ``URLConnection`` consults it according to each request's `cachePolicy`. Only `GET` responses with a
-/// cacheable status and `max-age`, `Expires` or a validator are stored; `no-store` and `Vary: *` never are.
+/// cacheable status and `max-age`, `Expires` or a validator, or with another final status and `max-age` or
+/// `Expires`, are stored; `no-store` (without `must-understand`) and `Vary: *` never are, nor hop-by-hop fields.
 /// Disk entries are written atomically and found again by a later instance on the same directory.
 ///
 /// ```swift
@@ -138,6 +139,8 @@ public final class HTTPResponseCache: Sendable {
     var hasDisk: Bool { self.directory != nil }
 
     func store(_ entry: CacheEntry, allowsDisk: Bool = true) {
+        var entry = entry
+        entry.headers = CacheRules.storedHeaders(entry.headers)
         let key = CacheRules.key(for: entry.url)
         let cost = entry.cost
         self.state.withLock { state in

@@ -12,7 +12,7 @@ extension HTTPLoad {
     /// Delivers a stored entry like a network load.
     func deliver(_ entry: CacheEntry, context: LoadContext) async throws {
         context.didDeliverResponse = true
-        try await context.pausedThrowing { try await self.observer.loadDidReceive(entry.makeResponse()) }
+        try await context.pausedThrowing { try await self.observer.loadDidReceive(entry.makeServedResponse()) }
         var offset = 0
         let chunkSize = 64 << 10
         while offset < entry.body.count {
@@ -78,6 +78,9 @@ extension HTTPLoad {
         let method = Self.method(of: request)
         if !["GET", "HEAD", "OPTIONS", "TRACE"].contains(method), status < 400 {
             cache.removeCachedResponse(for: request)
+            for target in CacheRules.invalidatedURLs(after: url, headers: headerFields) {
+                cache.remove(key: CacheRules.key(for: target))
+            }
             return
         }
         if storable, let body = cacheBuffer {

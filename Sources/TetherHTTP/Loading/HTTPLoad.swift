@@ -228,7 +228,7 @@ final class HTTPLoad: Sendable {
                 if let metrics = context.metrics {
                     metrics.servedFromCache(
                         self.currentRequest,
-                        response: entry.makeResponse(),
+                        response: entry.makeServedResponse(),
                         bodyLength: entry.body.count
                     )
                 }
@@ -287,7 +287,7 @@ final class HTTPLoad: Sendable {
                     usesStorage ? Self.storedCredential(for: Self.protectionSpace(of: question)) : nil
                 )
             case .serveRevalidated(let entry):
-                if let metrics = context.metrics { metrics.setResponse(entry.makeResponse()) }
+                if let metrics = context.metrics { metrics.setResponse(entry.makeServedResponse()) }
                 if let (notModified, _) = response {
                     try await self.discard(notModified.body, url: entry.url, context: context)
                 }

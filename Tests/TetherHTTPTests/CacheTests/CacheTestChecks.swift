@@ -87,9 +87,17 @@ enum CacheTestChecks {
         let isSetup = config.isSetup("expected_response_headers")
         for header in config["expected_response_headers"]?.array ?? [] {
             if let name = header.string {
-                try CacheTestFailure.check(isSetup, response.header(name) != nil, "Response \(number) \(name) header not present.")
+                try CacheTestFailure.check(
+                    isSetup,
+                    response.header(name) != nil,
+                    "Response \(number) \(name) header not present."
+                )
             } else if let parts = header.array, parts.count > 2, let name = parts[0].string {
-                try CacheTestFailure.check(isSetup, response.header(name) != nil, "Response \(number) \(name) header not present.")
+                try CacheTestFailure.check(
+                    isSetup,
+                    response.header(name) != nil,
+                    "Response \(number) \(name) header not present."
+                )
                 let value = response.header(name)
                 switch parts[1].string {
                 case "=":
@@ -100,14 +108,18 @@ enum CacheTestChecks {
                         "Response \(number) header \(name) is \(value ?? "null"), should match \(parts[2].text) (\(other ?? "null"))"
                     )
                 case ">":
-                    let bigger = value.flatMap(Self.parseInt).map { Double($0) > (parts[2].number ?? .infinity) } ?? false
+                    let bigger =
+                        value.flatMap(Self.parseInt).map { Double($0) > (parts[2].number ?? .infinity) } ?? false
                     try CacheTestFailure.check(
                         isSetup,
                         bigger,
                         "Response \(number) header \(name) is \(value ?? "null"), should be bigger than \(parts[2].text)"
                     )
                 default:
-                    throw CacheTestFailure(kind: "Error", message: "Unknown expected-header operator '\(parts[1].text)'")
+                    throw CacheTestFailure(
+                        kind: "Error",
+                        message: "Unknown expected-header operator '\(parts[1].text)'"
+                    )
                 }
             } else if let parts = header.array, parts.count == 2, let name = parts[0].string {
                 let expected = CacheTestHeaderFixup.fixup(
@@ -156,7 +168,11 @@ enum CacheTestChecks {
                 "Response body is \"\(response.body)\", not \"\(body.text)\""
             )
         } else if ![204, 304].contains(response.status), config.method != "HEAD" {
-            try CacheTestFailure.check(true, response.body == uuid, "Response body is \"\(response.body)\", not \"\(uuid)\"")
+            try CacheTestFailure.check(
+                true,
+                response.body == uuid,
+                "Response body is \"\(response.body)\", not \"\(uuid)\""
+            )
         }
     }
 

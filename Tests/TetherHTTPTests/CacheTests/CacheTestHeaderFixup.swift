@@ -5,7 +5,9 @@ import TetherConcurrency
 /// a date header is an offset in seconds from the origin's clock (its `Server-Now`, in milliseconds), and with
 /// `magic_locations` a `Location` or `Content-Location` is relative to the test's URL path (`Server-Base-Url`).
 enum CacheTestHeaderFixup {
-    static let dateHeaders: Set<String> = ["date", "expires", "last-modified", "if-modified-since", "if-unmodified-since"]
+    static let dateHeaders: Set<String> = [
+        "date", "expires", "last-modified", "if-modified-since", "if-unmodified-since",
+    ]
     static let locationHeaders: Set<String> = ["location", "content-location"]
 
     /// The value to use for header `name` with the configured `value`, given the response's `Server-Now` and
@@ -22,7 +24,9 @@ enum CacheTestHeaderFixup {
         if self.dateHeaders.contains(lowered), let offset = value.number, offset == offset.rounded() {
             let now = serverNow.flatMap { Double($0.prefix { $0.isNumber || $0 == "-" }) }
             let rfc850 = request.rfc850Dates.contains(lowered)
-            value = .string(now.map { self.httpDate(milliseconds: $0 + offset * 1000, rfc850: rfc850) } ?? "Invalid Date")
+            value = .string(
+                now.map { self.httpDate(milliseconds: $0 + offset * 1000, rfc850: rfc850) } ?? "Invalid Date"
+            )
         }
         if self.locationHeaders.contains(lowered), request["magic_locations"]?.bool == true {
             let base = baseURL ?? "undefined"

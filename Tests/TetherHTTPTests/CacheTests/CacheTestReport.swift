@@ -24,12 +24,14 @@ struct CacheTestReport {
         for suite in Self.orderedSuites(tests) {
             let failing = tests.filter { $0.suite == suite && !self.results.passed.contains($0.id) }
             guard !failing.isEmpty else { continue }
-            text += "\n### \(suite)\n\n| Test | Kind | Reason | Chrome | Firefox | Safari |\n|---|---|---|---|---|---|\n"
+            text +=
+                "\n### \(suite)\n\n| Test | Kind | Reason | Chrome | Firefox | Safari |\n|---|---|---|---|---|---|\n"
             for test in failing {
                 let failure = self.results.outcomes[test.id] ?? nil
                 let reason = failure.map { "\($0.kind): \($0.message)" } ?? "not run"
                 let marks = self.browsers.map { $0.results.passed.contains(test.id) ? "pass" : "fail" }
-                text += "| `\(test.id)` | \(test.kind) | \(Self.escaped(reason)) | \(marks.joined(separator: " | ")) |\n"
+                text +=
+                    "| `\(test.id)` | \(test.kind) | \(Self.escaped(reason)) | \(marks.joined(separator: " | ")) |\n"
             }
         }
         return text

@@ -54,7 +54,8 @@ struct CacheTestRunner: Sendable {
     }
 
     /// The request as the suite's `fetching.init` makes it (the browser's form: no cache-busting headers), with
-    /// `Test-Name`, `Test-ID` and `Req-Num`; `cache: no-cache` revalidates (`reloadRevalidatingCacheData`).
+    /// `Test-Name`, `Test-ID` and `Req-Num`. A `fetch` cache mode becomes the cache policy that means the same
+    /// (`no-cache`: `reloadRevalidatingCacheData`) plus the request headers `fetch` adds for it.
     private func urlRequest(
         _ test: CacheTestCatalog.Test,
         index: Int,
@@ -87,6 +88,19 @@ struct CacheTestRunner: Sendable {
                 )
             }
             request.addValue(value.text, forHTTPHeaderField: header.name)
+        }
+        // What `fetch` adds for its cache modes (Fetch, HTTP-network-or-cache fetch, step 8.19-20).
+        let mode = config["cache"]?.string
+        if mode == "no-cache", request.value(forHTTPHeaderField: "Cache-Control") == nil {
+            request.setValue("max-age=0", forHTTPHeaderField: "Cache-Control")
+        }
+        if mode == "no-store" || mode == "reload" {
+            if request.value(forHTTPHeaderField: "Pragma") == nil {
+                request.setValue("no-cache", forHTTPHeaderField: "Pragma")
+            }
+            if request.value(forHTTPHeaderField: "Cache-Control") == nil {
+                request.setValue("no-cache", forHTTPHeaderField: "Cache-Control")
+            }
         }
         request.setValue(test.name, forHTTPHeaderField: "Test-Name")
         if let body = config["request_body"] { request.httpBody = Data(body.text.utf8) }

@@ -72,7 +72,11 @@ final class CacheTestsOriginHandler: ChannelInboundHandler {
             let clientNumber = head.headers.first(name: "Req-Num").flatMap(CacheTestChecks.parseInt)
             let number = (clientNumber ?? 0) != 0 ? clientNumber! : serverNumber
             guard requests.indices.contains(number - 1) else {
-                self.write(Self.plain(409, "config not found for request \(serverNumber)"), head: head, context: context)
+                self.write(
+                    Self.plain(409, "config not found for request \(serverNumber)"),
+                    head: head,
+                    context: context
+                )
                 return
             }
             let respond = {
@@ -120,7 +124,8 @@ final class CacheTestsOriginHandler: ChannelInboundHandler {
         let serverNumber = (self.state.state(for: id)?.count ?? 0) + 1
         let now = (Date().timeIntervalSince1970 * 1000).rounded(.down)
 
-        var status = config["response_status"]?.array.map { ($0.first?.int ?? 200, $0.dropFirst().first?.text ?? "") }
+        var status =
+            config["response_status"]?.array.map { ($0.first?.int ?? 200, $0.dropFirst().first?.text ?? "") }
             ?? (200, "OK")
         if config.expectedType?.hasSuffix("validated") == true {
             let lastModified = previous?.responseHeader("Last-Modified")
@@ -170,7 +175,10 @@ final class CacheTestsOriginHandler: ChannelInboundHandler {
         if index(of: "Content-Type") == nil { headers.append(("Content-Type", ["text/plain"])) }
 
         let savedJSON = saved.map { entry -> CacheTestJSON in
-            .array([.string(entry.name), entry.values.count == 1 ? .string(entry.values[0]) : .array(entry.values.map { .string($0) })])
+            .array([
+                .string(entry.name),
+                entry.values.count == 1 ? .string(entry.values[0]) : .array(entry.values.map { .string($0) }),
+            ])
         }
         let record: CacheTestJSON = .object([
             "request_num": clientNumber.map { .number(Double($0)) } ?? .null,
@@ -215,7 +223,12 @@ final class CacheTestsOriginHandler: ChannelInboundHandler {
     }
 
     private static func plain(_ status: Int, _ message: String) -> Response {
-        Response(status: status, reason: "", headers: [("Content-Type", "text/plain")], body: Array("\(message)\n".utf8))
+        Response(
+            status: status,
+            reason: "",
+            headers: [("Content-Type", "text/plain")],
+            body: Array("\(message)\n".utf8)
+        )
     }
 
     /// Writes `response` with the framing Node would choose: the test's own `Content-Length` (the body cut to it)
@@ -223,14 +236,25 @@ final class CacheTestsOriginHandler: ChannelInboundHandler {
     private func write(_ response: Response, head: HTTPRequestHead, context: ChannelHandlerContext) {
         var response = response
         let has = { (name: String) in response.headers.contains { $0.0.lowercased() == name } }
-        if !has("date") { response.headers.append(("Date", CacheTestHeaderFixup.httpDate(milliseconds: Date().timeIntervalSince1970 * 1000))) }
+        if !has("date") {
+            response.headers.append(
+                ("Date", CacheTestHeaderFixup.httpDate(milliseconds: Date().timeIntervalSince1970 * 1000))
+            )
+        }
         if !has("connection") { response.headers.append(("Connection", "keep-alive")) }
         var body = response.hasBody ? response.body : []
         if let length = response.headers.last(where: { $0.0.lowercased() == "content-length" }).flatMap({ Int($0.1) }) {
-            if body.count > length { body = Array(body.prefix(length)) } else if body.count < length { response.closes = true }
+            if body.count > length {
+                body = Array(body.prefix(length))
+            } else if body.count < length {
+                response.closes = true
+            }
         } else if let encoding = response.headers.last(where: { $0.0.lowercased() == "transfer-encoding" })?.1 {
             if encoding.lowercased().hasSuffix("chunked") {
-                body = body.isEmpty ? Array("0\r\n\r\n".utf8) : Array("\(String(body.count, radix: 16))\r\n".utf8) + body + Array("\r\n0\r\n\r\n".utf8)
+                body =
+                    body.isEmpty
+                    ? Array("0\r\n\r\n".utf8)
+                    : Array("\(String(body.count, radix: 16))\r\n".utf8) + body + Array("\r\n0\r\n\r\n".utf8)
             } else {
                 response.closes = true
             }
