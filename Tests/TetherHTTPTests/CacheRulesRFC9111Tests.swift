@@ -9,8 +9,8 @@ import FoundationNetworking
 
 /// The cache rules the cache-tests suite found missing or wrong (``CacheConformanceTests``), one by one without a
 /// server: strict HTTP-dates, `Age` parsing, the first of a repeated directive, storable statuses and
-/// `must-understand`, hop-by-hop fields, `max-stale` and `min-fresh`, the `Age` a served entry carries, and the
-/// URLs an unsafe request invalidates.
+/// `must-understand`, hop-by-hop fields, `max-stale` and `min-fresh`, the `Age` a served entry carries,
+/// `stale-while-revalidate`, `Vary` lists and the URLs an unsafe request invalidates.
 struct CacheRulesRFC9111Tests {
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
     static let url = URL(string: "http://h.example/a")!
@@ -177,6 +177,47 @@ struct CacheRulesRFC9111Tests {
                 forHTTPHeaderField: "Age"
             ) == "0"
         )
+    }
+
+    @Test("stale-while-revalidate: stale within the window, nothing fresher asked for, no revalidation required")
+    func staleWhileRevalidate() {
+        let entry = Self.entry(
+            ["Cache-Control": "max-age=1, stale-while-revalidate=4"],
+            received: Self.now.addingTimeInterval(-3)
+        )
+        #expect(CacheRules.canServeWhileRevalidating(entry, request: Self.request(), now: Self.now))
+        #expect(
+            !CacheRules.canServeWhileRevalidating(entry, request: Self.request(), now: Self.now.addingTimeInterval(3))
+        )
+        #expect(
+            !CacheRules.canServeWhileRevalidating(entry, request: Self.request(cacheControl: "no-cache"), now: Self.now)
+        )
+        #expect(
+            !CacheRules.canServeWhileRevalidating(
+                entry,
+                request: Self.request(cacheControl: "max-age=10"),
+                now: Self.now
+            )
+        )
+        let mustRevalidate = Self.entry(
+            ["Cache-Control": "max-age=1, stale-while-revalidate=4, must-revalidate"],
+            received: Self.now.addingTimeInterval(-3)
+        )
+        #expect(!CacheRules.canServeWhileRevalidating(mustRevalidate, request: Self.request(), now: Self.now))
+    }
+
+    @Test("Vary compares lists without the whitespace around their commas")
+    func varyListsAreNormalised() {
+        var entry = Self.entry(["Cache-Control": "max-age=60", "Vary": "Foo"])
+        entry.varyValues = ["foo": "1, 2"]
+        for value in ["1,2", " 1, 2 ", "1 ,\t2"] {
+            var request = Self.request()
+            request.setValue(value, forHTTPHeaderField: "Foo")
+            #expect(CacheRules.matchesVary(entry, request: request))
+        }
+        var other = Self.request()
+        other.setValue("1, 3", forHTTPHeaderField: "Foo")
+        #expect(!CacheRules.matchesVary(entry, request: other))
     }
 
     @Test("An unsafe request invalidates its Location and Content-Location when they have its origin")

@@ -38,6 +38,8 @@ struct HTTPLoadMachineTests {
     static func describe(_ action: Action) -> String {
         switch action {
         case .serve(let entry): "serve \(entry.statusCode) \(String(decoding: entry.body, as: UTF8.self))"
+        case .serveAndRevalidate(let entry):
+            "serve \(entry.statusCode) \(String(decoding: entry.body, as: UTF8.self)) and revalidate"
         case .send(let hop):
             "send \(hop.method) \(hop.url.absoluteString)"
                 + (hop.authorization.map { " \($0.name): \($0.value)" } ?? "")
@@ -97,6 +99,11 @@ struct HTTPLoadMachineTests {
             (.useProtocolCachePolicy, "fresh", "serve 200 stored"),
             (.useProtocolCachePolicy, "stale", "send GET http://example.test/notes If-None-Match: \"v1\""),
             (.useProtocolCachePolicy, "stale without validators", "send GET http://example.test/notes"),
+            (.useProtocolCachePolicy, "stale-while-revalidate", "serve 200 stored and revalidate"),
+            (
+                .useProtocolCachePolicy, "past stale-while-revalidate",
+                "send GET http://example.test/notes If-None-Match: \"v1\""
+            ),
             (.reloadRevalidatingCacheData, "fresh", "send GET http://example.test/notes If-None-Match: \"v1\""),
             (.reloadIgnoringLocalCacheData, "fresh", "send GET http://example.test/notes"),
         ] as [(URLRequest.CachePolicy, String?, String)]
@@ -107,6 +114,10 @@ struct HTTPLoadMachineTests {
             case "fresh": Self.entry(["ETag": "\"v1\"", "Cache-Control": "max-age=600"], age: 10)
             case "stale": Self.entry(["ETag": "\"v1\"", "Cache-Control": "max-age=60"], age: 120)
             case "stale without validators": Self.entry(["Cache-Control": "max-age=60"], age: 120)
+            case "stale-while-revalidate":
+                Self.entry(["ETag": "\"v1\"", "Cache-Control": "max-age=60, stale-while-revalidate=90"], age: 120)
+            case "past stale-while-revalidate":
+                Self.entry(["ETag": "\"v1\"", "Cache-Control": "max-age=60, stale-while-revalidate=30"], age: 120)
             default: nil
             }
         #expect(Self.started(Self.request(policy: policy), stored: entry).1 == expected)
@@ -280,6 +291,18 @@ struct HTTPLoadMachineTests {
         let stale = Self.entry(["ETag": "\"v1\"", "Cache-Control": cacheControl], age: 120)
         var (machine, _) = Self.started(Self.request(), stored: stale)
         #expect(Self.describe(machine.failed(code)) == expected)
+    }
+
+    @Test func aStaleEntryWithoutValidatorsIsServedWhenTheReloadFails() {
+        let stale = Self.entry(["Cache-Control": "max-age=60"], age: 120)
+        var (machine, first) = Self.started(Self.request(), stored: stale)
+        #expect(first == "send GET http://example.test/notes")
+        #expect(Self.describe(machine.failed(.networkConnectionLost)) == "serve 200 stored")
+        var (reloading, _) = Self.started(Self.request(policy: .reloadIgnoringLocalCacheData), stored: stale)
+        #expect(
+            Self.describe(reloading.failed(.networkConnectionLost))
+                == "fail \(URLError.Code.networkConnectionLost.rawValue)"
+        )
     }
 
     @Test func aFailureWithoutAStoredEntryFails() {

@@ -177,10 +177,20 @@ enum CacheRules {
 
     static func matchesVary(_ entry: CacheEntry, request: URLRequest) -> Bool {
         for name in self.varyNames(entry.headers)
-        where (request.value(forHTTPHeaderField: name) ?? "") != (entry.varyValues[name] ?? "") {
+        where self.normalizedList(request.value(forHTTPHeaderField: name) ?? "")
+            != self.normalizedList(entry.varyValues[name] ?? "")
+        {
             return false
         }
         return true
+    }
+
+    /// A field value with the whitespace around its commas and at its ends removed: the same list whether it came
+    /// as `1, 2`, ` 1,2 ` or as two field lines (which `URLRequest` joins with a bare comma).
+    static func normalizedList(_ value: String) -> String {
+        guard value.utf8.contains(where: { $0 == 0x20 || $0 == 0x09 }) else { return value }
+        return value.split(separator: ",", omittingEmptySubsequences: false)
+            .map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ",")
     }
 
     static func parseDate(_ text: String?) -> Date? {
@@ -246,6 +256,22 @@ enum CacheRules {
             return false
         }
         return maxStale.isEmpty || Int(maxStale).map { age - lifetime <= TimeInterval($0) } ?? false
+    }
+
+    /// True when a stale entry may be served while it is revalidated in the background (RFC 5861): it has been
+    /// stale for at most its `stale-while-revalidate` seconds, it need not be revalidated once stale
+    /// (`must-revalidate`, `no-cache`), and the request does not ask for anything fresher (`no-cache`, `max-age`,
+    /// `min-fresh`, `Pragma: no-cache`).
+    static func canServeWhileRevalidating(_ entry: CacheEntry, request: URLRequest, now: Date = Date()) -> Bool {
+        let responseDirectives = self.directives(entry.header("Cache-Control"))
+        guard let window = responseDirectives["stale-while-revalidate"].flatMap({ Int($0) }),
+            !self.mustRevalidate(entry)
+        else { return false }
+        let requestDirectives = self.directives(request.value(forHTTPHeaderField: "Cache-Control"))
+        if ["no-cache", "max-age", "min-fresh"].contains(where: { requestDirectives[$0] != nil }) { return false }
+        if request.value(forHTTPHeaderField: "Pragma")?.lowercased().contains("no-cache") == true { return false }
+        let staleness = self.currentAge(entry, now: now) - self.freshnessLifetime(entry)
+        return staleness > 0 && staleness <= TimeInterval(window)
     }
 
     static func mustRevalidate(_ entry: CacheEntry) -> Bool {

@@ -171,6 +171,14 @@ final class HTTPLoad: Sendable {
         }
     }
 
+    /// Revalidates the entry a `stale-while-revalidate` hit served, in a load that stores what it gets and tells
+    /// nobody (the delegate is not asked about caching it).
+    private func revalidateInBackground(_ request: URLRequest) {
+        var revalidation = request
+        revalidation.cachePolicy = .reloadRevalidatingCacheData
+        HTTPLoad(request: revalidation, configuration: self.configuration, observer: BackgroundRevalidation()).start()
+    }
+
     static func canonicalize(_ request: URLRequest) -> URLRequest {
         if let url = request.url, Self.isCanonical(url.absoluteString) { return request }
         var request = request
@@ -233,6 +241,17 @@ final class HTTPLoad: Sendable {
                     )
                 }
                 try await self.deliver(entry, context: context)
+                return
+            case .serveAndRevalidate(let entry):
+                if let metrics = context.metrics {
+                    metrics.servedFromCache(
+                        self.currentRequest,
+                        response: entry.makeServedResponse(),
+                        bodyLength: entry.body.count
+                    )
+                }
+                try await self.deliver(entry, context: context)
+                self.revalidateInBackground(request)
                 return
             case .fail(let code):
                 if let lastError, lastError.code == code { throw lastError }

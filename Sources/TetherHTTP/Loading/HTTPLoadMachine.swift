@@ -13,6 +13,9 @@ struct HTTPLoadMachine {
     enum Action {
         /// Deliver this stored entry as the response; the load ends.
         case serve(CacheEntry)
+        /// Deliver this stale entry (within its `stale-while-revalidate` window) as the response, and revalidate it
+        /// in a load of its own that nobody watches; this load ends.
+        case serveAndRevalidate(CacheEntry)
         /// Send this request (after reading off the previous response's body, if any).
         case send(Hop)
         /// Ask the delegate whether to follow a redirect (`willSendRequest` with the redirect response).
@@ -80,6 +83,8 @@ struct HTTPLoadMachine {
     mutating func start(_ request: URLRequest, stored: CacheEntry?, now: Date = Date()) -> Action {
         guard case .idle = state else { preconditionFailure("a load starts once") }
         var stored = stored
+        // What a network failure may fall back to: the stored entry, also one without validators.
+        var fallback = stored
         switch request.cachePolicy {
         case .returnCacheDataDontLoad:
             guard let stored else { return finish(.fail(.resourceUnavailable)) }
@@ -90,13 +95,18 @@ struct HTTPLoadMachine {
             if let entry = stored, CacheRules.canUseWithoutRevalidation(entry, request: request, now: now) {
                 return finish(.serve(entry))
             }
+            if let entry = stored, CacheRules.canServeWhileRevalidating(entry, request: request, now: now) {
+                return finish(.serveAndRevalidate(entry))
+            }
             if let entry = stored, !entry.hasValidators { stored = nil }
         case .reloadRevalidatingCacheData:
             if let entry = stored, !entry.hasValidators { stored = nil }
+            fallback = stored
         default:
             stored = nil
+            fallback = nil
         }
-        if let stored, !CacheRules.mustRevalidate(stored) { staleFallback = stored }
+        if let fallback, !CacheRules.mustRevalidate(fallback) { staleFallback = fallback }
         return send(request, revalidating: stored)
     }
 
