@@ -66,6 +66,23 @@ struct CacheRulesRFC9111Tests {
         )
     }
 
+    @Test("Every one-character change of a valid date parses to a date or to nil, without trapping")
+    func mutatedDatesDoNotTrap() {
+        let replacements: [Character] = [" ", ",", "-", ":", "0", "9", "a", "Z", "\u{301}", "é", "\t"]
+        for valid in ["Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994"] {
+            let characters = Array(valid)
+            for index in characters.indices {
+                for replacement in replacements {
+                    var changed = characters
+                    changed[index] = replacement
+                    _ = HTTPDate.parse(String(changed))
+                    changed.remove(at: index)
+                    _ = HTTPDate.parse(String(changed))
+                }
+            }
+        }
+    }
+
     @Test("Age: the first member of a list, a non-negative integer, else ignored; capped at 2^31")
     func ageValues() {
         #expect(CacheRules.ageValue("7200") == 7200)

@@ -78,8 +78,13 @@ func fuzzCacheControl(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     } else if headers["Expires"] == nil {
         require(decision.freshnessLifetime == 0, "lifetime without max-age or Expires")
     }
+    // A request's `max-stale` accepts a stale entry, even one without freshness (unless it must be revalidated).
     if decision.usableWithoutRevalidation {
-        require(decision.freshnessLifetime > 0, "an entry without freshness used without revalidation")
+        if requestDirectives["max-stale"] == nil {
+            require(decision.freshnessLifetime > 0, "an entry without freshness used without revalidation")
+        } else {
+            require(directives["must-revalidate"] == nil, "a must-revalidate entry used stale for max-stale")
+        }
     }
     return 0
 }
