@@ -41,6 +41,9 @@ struct CacheTestReport {
         text += self.summaryTable(tests)
         text += """
 
+            Every test's result is in `Tests/Data/cache-tests/tether-results.json`, in the suite's own results \
+            format (`true`, or the failure's kind and message), next to the browsers' results it was compared with.
+
             `CacheConformanceTests` (in `TetherHTTPTests`) runs them all at once in about ten seconds (the suite's \
             own three-second pauses set the pace) and fails if a test that passes in \
             `Tests/Data/cache-tests/tether-results.json` fails. Regenerate that file and this page with:
