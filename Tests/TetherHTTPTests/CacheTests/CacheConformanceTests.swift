@@ -3,7 +3,7 @@ import Testing
 
 /// The HTTP caching test suite behind the published browser results (`http-tests/cache-tests`, exported in
 /// `Tests/Data/cache-tests`), replayed through `URLConnection` and `HTTPResponseCache` against the suite's origin
-/// ported to NIO (``CacheTestsOrigin``): the 300 tests that apply to a private cache, all at once.
+/// ported to NIO (``CacheTestsOrigin``): the 300 tests that apply to a private cache, up to 64 at a time.
 ///
 /// Every test that passes in the committed baseline (`Tests/Data/cache-tests/tether-results.json`) must still pass.
 /// `TETHER_CACHE_TESTS_WRITE=<file>` writes this run's results there (the baseline's format) and
@@ -11,6 +11,9 @@ import Testing
 /// against another origin, such as the suite's own (`npm run server`).
 @Suite("Cache conformance: http-tests/cache-tests against HTTPResponseCache", .timeLimit(.minutes(3)))
 struct CacheConformanceTests {
+    /// Tests in flight at once: the shared engine's connections per host.
+    static let concurrency = 64
+
     @Test("Every private-cache test that passes in the baseline still passes")
     func privateCacheTestsKeepPassing() async throws {
         let catalog = try CacheTestCatalog.load()
@@ -20,13 +23,22 @@ struct CacheConformanceTests {
         let origin = environment["TETHER_CACHE_TESTS_ORIGIN"] == nil ? try await CacheTestsOrigin.start() : nil
         let runner = CacheTestRunner(baseURL: environment["TETHER_CACHE_TESTS_ORIGIN"] ?? origin!.baseURL)
         let started = ContinuousClock.now
-        let outcomes = await withTaskGroup(of: (String, CacheTestFailure?).self) { group in
-            for test in tests {
-                group.addTask { (test.id, await runner.run(test)) }
+        var outcomes = await Self.run(tests, runner: runner)
+
+        let baselineURL = CacheTestCatalog.dataDirectory.appendingPathComponent("tether-results.json")
+        let baseline = try? CacheTestResults.load(from: baselineURL)
+        // The suite's timings assume a client that gets the CPU when it asks (a response fresh for 2 s must be
+        // asked for again within 2 s): a baseline test that fails is run once more on its own before it counts as
+        // a regression, so that a starved machine (a sanitizer, a busy CI host) does not fail the run.
+        var regressions: [(String, CacheTestFailure)] = []
+        for id in (baseline?.passed ?? []).sorted() {
+            guard let failure = outcomes[id] ?? nil, let test = tests.first(where: { $0.id == id }) else { continue }
+            if let again = await runner.run(test) {
+                regressions.append((id, again))
+            } else {
+                print("cache-tests: \(id) failed (\(failure.kind): \(failure.message)), then passed on its own")
+                outcomes[id] = .some(nil)
             }
-            var outcomes: [String: CacheTestFailure?] = [:]
-            for await (id, failure) in group { outcomes[id] = .some(failure) }
-            return outcomes
         }
         await origin?.stop()
         let results = CacheTestResults(outcomes: outcomes)
@@ -39,13 +51,27 @@ struct CacheConformanceTests {
             let report = try CacheTestReport(catalog: catalog, results: results)
             try Data(report.markdown().utf8).write(to: URL(fileURLWithPath: path))
         }
-        let baselineURL = CacheTestCatalog.dataDirectory.appendingPathComponent("tether-results.json")
-        guard FileManager.default.fileExists(atPath: baselineURL.path) else { return }
-        let baseline = try CacheTestResults.load(from: baselineURL)
-        for id in baseline.passed.sorted() {
-            if let failure = outcomes[id] ?? nil {
-                Issue.record("\(id) passed in the baseline, now fails: \(failure.kind): \(failure.message)")
+        for (id, failure) in regressions {
+            Issue.record("\(id) passed in the baseline, now fails: \(failure.kind): \(failure.message)")
+        }
+    }
+
+    /// Runs `tests`, ``concurrency`` at a time, and returns each one's outcome by id.
+    static func run(_ tests: [CacheTestCatalog.Test], runner: CacheTestRunner) async -> [String: CacheTestFailure?] {
+        await withTaskGroup(of: (String, CacheTestFailure?).self) { group in
+            var pending = tests[...]
+            for _ in 0..<Self.concurrency {
+                guard let test = pending.popFirst() else { break }
+                group.addTask { (test.id, await runner.run(test)) }
             }
+            var outcomes: [String: CacheTestFailure?] = [:]
+            while let (id, failure) = await group.next() {
+                outcomes[id] = .some(failure)
+                if let test = pending.popFirst() {
+                    group.addTask { (test.id, await runner.run(test)) }
+                }
+            }
+            return outcomes
         }
     }
 }
