@@ -55,3 +55,18 @@ struct PropertyListCodecTests {
         #expect(await reopened.fetchAll() == [kept])
     }
 }
+
+extension PropertyListCodecTests {
+    /// Found by FuzzRecordFile (bug 11): a binary property list whose UTF-16 string runs past the object it belongs
+    /// to made Foundation's `PropertyListDecoder` stop the process (a trap in `BPlistMap.withBuffer`), so a damaged
+    /// `NotesList.plist` or journal crashed the app that opened it. Such a file is `corruptData` now, untouched.
+    @Test func aBinaryPropertyListThatTrapsFoundationIsCorruptData() throws {
+        let seed = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fuzz/Seeds/FuzzRecordFile/found-binary-plist-foundation-trap")
+        let file = try Data(contentsOf: seed).dropFirst()  // the fuzzer's mode byte (1: a binary store file)
+        let codec = PropertyListCodec<Note>(format: .binary, url: URL(fileURLWithPath: "/tmp/notes.plist"))
+        let error = try #require(throws: StoreError.self) { try codec.decodeFile(Data(file)) }
+        #expect(error.code == .corruptData)
+    }
+}

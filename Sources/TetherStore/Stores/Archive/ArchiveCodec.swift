@@ -39,6 +39,7 @@ struct ArchiveCodec<Record: Codable & Identifiable & Sendable>: FileRecordCodec 
     }
 
     func decodeEntry(_ data: Data) throws -> Record {
+        try FoundationDecoderGuard.requireParsable(data)
         let records = try PropertyListDecoder().decode([Record].self, from: data)
         guard records.count == 1 else {
             throw StoreError(code: .corruptData, message: "a journal entry holds \(records.count) records", url: url)

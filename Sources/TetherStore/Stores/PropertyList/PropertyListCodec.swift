@@ -13,6 +13,7 @@ where Record.ID: Codable & Sendable {
 
     func decodeFile(_ data: Data) throws -> [Record] {
         do {
+            try FoundationDecoderGuard.requireParsable(data)
             return try PropertyListDecoder().decode([Record].self, from: data)
         } catch {
             throw StoreError(
@@ -29,6 +30,7 @@ where Record.ID: Codable & Sendable {
     }
 
     func decodeEntry(_ data: Data) throws -> Record {
+        try FoundationDecoderGuard.requireParsable(data)
         let records = try PropertyListDecoder().decode([Record].self, from: data)
         guard records.count == 1 else {
             throw StoreError(code: .corruptData, message: "a journal entry holds \(records.count) records", url: url)
