@@ -232,7 +232,7 @@ final class HTTPLoad: Sendable {
         var isRedirect = false
         while true {
             switch action {
-            case .serve(let entry):
+            case .serve(let entry), .serveAndRevalidate(let entry):
                 if let metrics = context.metrics {
                     metrics.servedFromCache(
                         self.currentRequest,
@@ -241,17 +241,7 @@ final class HTTPLoad: Sendable {
                     )
                 }
                 try await self.deliver(entry, context: context)
-                return
-            case .serveAndRevalidate(let entry):
-                if let metrics = context.metrics {
-                    metrics.servedFromCache(
-                        self.currentRequest,
-                        response: entry.makeServedResponse(),
-                        bodyLength: entry.body.count
-                    )
-                }
-                try await self.deliver(entry, context: context)
-                self.revalidateInBackground(request)
+                if case .serveAndRevalidate = action { self.revalidateInBackground(request) }
                 return
             case .fail(let code):
                 if let lastError, lastError.code == code { throw lastError }
