@@ -108,6 +108,7 @@ final class TCPConnector {
         guard !isFinished else { return }
         var bootstrap = ClientBootstrap(group: eventLoop)
             .channelOption(.allowRemoteHalfClosure, value: true)
+            .channelOption(.recvAllocator, value: ReceiveSizing.allocator)
             .connectTimeout(.hours(24))
         let future: EventLoopFuture<any Channel>
         switch destination {

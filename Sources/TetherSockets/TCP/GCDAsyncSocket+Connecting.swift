@@ -119,6 +119,7 @@ extension GCDAsyncSocket {
         loop.execute {
             ClientBootstrap(group: loop)
                 .channelOption(.allowRemoteHalfClosure, value: true)
+                .channelOption(.recvAllocator, value: ReceiveSizing.allocator)
                 .withConnectedSocket(socketFD)
                 .whenComplete { result in
                     transfer.value.channelConnected(result)
