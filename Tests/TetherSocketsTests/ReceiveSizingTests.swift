@@ -36,7 +36,11 @@ struct ReceiveSizingTests {
         let accepted = try await onThread { listener.accept() }
         defer { accepted.close() }
         let recorder = SocketRecorder()
-        let socket = try GCDAsyncSocket(fromConnectedSocketFD: peer.fd, delegate: recorder, delegateQueue: recorder.queue)
+        let socket = try GCDAsyncSocket(
+            fromConnectedSocketFD: peer.fd,
+            delegate: recorder,
+            delegateQueue: recorder.queue
+        )
         peer.release()
         defer { socket.disconnect() }
         // The channel is made on the event loop; a read that completes shows it is in place.
