@@ -157,7 +157,7 @@ extension GCDAsyncSocket {
     public func write(_ data: Data, withTimeout timeout: TimeInterval, tag: Int) {
         guard !data.isEmpty, let adapter = operationAdapter() else { return }
         let time = Self.timeAmount(timeout)
-        let bytes = ByteBuffer(data: data)
+        let bytes = BorrowedData.buffer(data)
         adapter.withEngine { engine in
             _ = engine.enqueueWrite(bytes, timeout: time, waiter: .delegate(tag: tag))
         }
