@@ -52,29 +52,66 @@ final class CodecFrameRead<Codec: FrameCodec>: FrameReadOperation {
 
     /// Decodes the complete frames behind the first into the batch, consuming their bytes. Stops at the first
     /// incomplete frame or codec error: those bytes stay in `buffer` for the next step to report.
+    ///
+    /// The engine calls this class through ``FrameReadOperation``, so its methods run unspecialized: a loop over up
+    /// to ``DecodedFrames/limit`` frames would then pay generic metadata lookups and value-witness calls per frame.
+    /// The built-in codecs take a concrete path instead (as `FrameDecoder` does); other codecs the generic one.
     private func decodeAhead(_ buffer: inout ByteBuffer) {
         guard let batch, buffer.readableBytes > 0 else { return }
-        let start = buffer
-        var frames = CircularBuffer<DecodedFrames<Codec>.Decoded>(initialCapacity: 64)
-        while frames.count < DecodedFrames<Codec>.limit {
-            let before = buffer.readerIndex
-            var next = codec
-            // A codec leaves the bytes in place when it throws; needMoreData may still have skipped garbage, which
-            // the step that reports it must see again: either way the reader index goes back.
-            guard case .frame(let frame)? = try? next.decode(from: &buffer) else {
-                buffer.moveReaderIndex(to: before)
-                break
-            }
-            frames.append(.init(frame: frame, codec: next, length: buffer.readerIndex - before))
-            codec = next
+        if Codec.self == LengthFieldFrameCodec.self {
+            decodeFramesAhead(&codec, as: LengthFieldFrameCodec.self, &buffer, into: batch)
+        } else if Codec.self == STXFrameCodec.self {
+            decodeFramesAhead(&codec, as: STXFrameCodec.self, &buffer, into: batch)
+        } else if Codec.self == DelimiterFrameCodec.self {
+            decodeFramesAhead(&codec, as: DelimiterFrameCodec.self, &buffer, into: batch)
+        } else {
+            decodeFramesAhead(&codec, &buffer, into: batch)
         }
-        guard !frames.isEmpty else { return }
-        let consumed = buffer.readerIndex - start.readerIndex
-        batch.fill(frames, bytes: start.getSlice(at: start.readerIndex, length: consumed)!)
     }
 
     private func finish(_ result: Result<(Codec.Frame?, Codec), any Error>) {
         continuation?.resume(with: result)
         continuation = nil
     }
+}
+
+/// Decodes the complete frames at the front of `buffer` into `batch` (up to its limit), consuming their bytes and
+/// advancing `codec`. Stops at the first incomplete frame or codec error, whose bytes stay in `buffer`.
+private func decodeFramesAhead<Codec: FrameCodec>(
+    _ codec: inout Codec,
+    _ buffer: inout ByteBuffer,
+    into batch: DecodedFrames<Codec>
+) {
+    let start = buffer
+    var frames = CircularBuffer<DecodedFrames<Codec>.Decoded>(initialCapacity: 64)
+    while frames.count < DecodedFrames<Codec>.limit {
+        let before = buffer.readerIndex
+        var next = codec
+        // A codec leaves the bytes in place when it throws; needMoreData may still have skipped garbage, which the
+        // step that reports it must see again: either way the reader index goes back.
+        guard case .frame(let frame)? = try? next.decode(from: &buffer) else {
+            buffer.moveReaderIndex(to: before)
+            break
+        }
+        frames.append(.init(frame: frame, codec: next, length: buffer.readerIndex - before))
+        codec = next
+    }
+    guard !frames.isEmpty else { return }
+    let consumed = buffer.readerIndex - start.readerIndex
+    batch.fill(frames, bytes: start.getSlice(at: start.readerIndex, length: consumed)!)
+}
+
+/// ``decodeFramesAhead(_:_:into:)`` for a codec whose type, checked by the caller, is `Concrete`: specialized for
+/// it, reached from unspecialized code without a generic call.
+///
+/// - Precondition: `Value.self == Concrete.self`.
+@inline(__always)
+private func decodeFramesAhead<Value: FrameCodec, Concrete: FrameCodec>(
+    _ codec: UnsafeMutablePointer<Value>,
+    as type: Concrete.Type,
+    _ buffer: inout ByteBuffer,
+    into batch: DecodedFrames<Value>
+) {
+    let concrete = UnsafeMutableRawPointer(codec).assumingMemoryBound(to: Concrete.self)
+    decodeFramesAhead(&concrete.pointee, &buffer, into: unsafeDowncast(batch, to: DecodedFrames<Concrete>.self))
 }
