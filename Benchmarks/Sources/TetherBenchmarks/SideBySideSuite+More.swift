@@ -122,7 +122,7 @@ extension SideBySideSuite {
                 )
             return (row, server)
         default:
-            throw BenchmarkError(description: "no side-by-side row \(number) (rows are 1–16)")
+            throw BenchmarkError(description: "no side-by-side row \(number) (rows are 1–18)")
         }
     }
 }

@@ -44,7 +44,11 @@ enum SideBySideSuite {
             : only == "side-by-side-runloop"
                 ? runLoopRows
                 : only == "side-by-side-udp-gate"
-                    ? gateRows : only == "side-by-side-all" ? issueRows + moreRows + runLoopRows + gateRows : issueRows
+                    ? gateRows
+                    : only == "side-by-side-floor"
+                        ? floorRows
+                        : only == "side-by-side-all"
+                            ? issueRows + moreRows + runLoopRows + gateRows + floorRows : issueRows
         if let chosenText {
             numbers = chosenText.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         }
@@ -165,6 +169,8 @@ enum SideBySideSuite {
             return try await makeRunLoop(number, sizes: sizes, group: group)
         case 15, 16:
             return try await makeGate(number, sizes: sizes, group: group)
+        case 17, 18:
+            return try await makeFloor(number, sizes: sizes, group: group)
         default:
             return try await makeMore(number, sizes: sizes, group: group, identity: identity)
         }

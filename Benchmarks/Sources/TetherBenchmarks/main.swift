@@ -7,7 +7,7 @@ import TetherSockets
 // Usage: swift run -c release TetherBenchmarks [--quick] [--rounds N]
 //        [--only bulk|pingpong|framing|tls|tls-bulk|tls-handshakes|udp|http|memory
 //               |store|store-sqlite|store-scaling|store-memory
-//               |side-by-side|side-by-side-more|side-by-side-runloop|side-by-side-udp-gate|side-by-side-all [--rows 1,5] [--shared-loops]
+//               |side-by-side|side-by-side-more|side-by-side-runloop|side-by-side-udp-gate|side-by-side-floor|side-by-side-all [--rows 1,5] [--shared-loops]
 //                [--bulk-mib N] [--length-frames N] [--stx-frames N] [--round-trips N] [--datagrams N]]
 // Every variant talks to the same raw-NIO peer in a child process; variants run interleaved, round by round, and
 // the best round of each is reported with its ratio to the raw engine.
