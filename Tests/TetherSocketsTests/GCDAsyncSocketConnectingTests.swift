@@ -226,25 +226,15 @@ struct GCDAsyncSocketConnectingTests {
     }
 
     @Test func adoptsAConnectedDescriptor() async throws {
-        let listener = try RawListener()
-        defer { listener.close() }
-        let peer = try await onThread { try RawPeer.connect(port: listener.port) }
-        let accepted = try await onThread { listener.accept() }
-        defer { accepted.close() }
-        let recorder = SocketRecorder()
-        let socket = try GCDAsyncSocket(
-            fromConnectedSocketFD: peer.fd,
-            delegate: recorder,
-            delegateQueue: recorder.queue
-        )
-        peer.release()
+        let adopted = try await adoptConnectedDescriptor()
+        defer { adopted.close() }
+        let (socket, recorder) = (adopted.socket, adopted.recorder)
         #expect(socket.isConnected)
-        #expect(socket.connectedPort == listener.port)
+        #expect(socket.connectedPort == adopted.listener.port)
         socket.readData(toLength: 3, withTimeout: 5, tag: 1)
-        accepted.send("abc")
+        adopted.peer.send("abc")
         try await recorder.wait { $0.contains(.read(Data("abc"), tag: 1)) }
-        #expect(recorder.events.first == .connected(host: "127.0.0.1", port: listener.port))
-        socket.disconnect()
+        #expect(recorder.events.first == .connected(host: "127.0.0.1", port: adopted.listener.port))
     }
 
     @Test func adoptingANonInetDescriptorFails() throws {

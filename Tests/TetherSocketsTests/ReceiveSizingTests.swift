@@ -30,19 +30,9 @@ struct ReceiveSizingTests {
     }
 
     @Test func anAdoptedDescriptorReadsWithTheEngineSizing() async throws {
-        let listener = try RawListener()
-        defer { listener.close() }
-        let peer = try await onThread { try RawPeer.connect(port: listener.port) }
-        let accepted = try await onThread { listener.accept() }
-        defer { accepted.close() }
-        let recorder = SocketRecorder()
-        let socket = try GCDAsyncSocket(
-            fromConnectedSocketFD: peer.fd,
-            delegate: recorder,
-            delegateQueue: recorder.queue
-        )
-        peer.release()
-        defer { socket.disconnect() }
+        let adopted = try await adoptConnectedDescriptor()
+        defer { adopted.close() }
+        let (socket, recorder, accepted) = (adopted.socket, adopted.recorder, adopted.peer)
         // The channel is made on the event loop; a read that completes shows it is in place.
         socket.readData(toLength: 1, withTimeout: 5, tag: 1)
         accepted.send("a")

@@ -35,6 +35,18 @@ func connectToRawPeer(
     return RawConnection(socket: socket, recorder: recorder, peer: peer, listener: listener)
 }
 
+/// Connects a raw client to a raw listener and makes a delegate-face socket adopt the client's descriptor; the
+/// connection's peer is the listener's side.
+func adoptConnectedDescriptor() async throws -> RawConnection {
+    let listener = try RawListener()
+    let client = try await onThread { try RawPeer.connect(port: listener.port) }
+    let peer = try await onThread { listener.accept() }
+    let recorder = SocketRecorder()
+    let socket = try GCDAsyncSocket(fromConnectedSocketFD: client.fd, delegate: recorder, delegateQueue: recorder.queue)
+    client.release()
+    return RawConnection(socket: socket, recorder: recorder, peer: peer, listener: listener)
+}
+
 /// A delegate-face listener and a delegate-face client connected to it.
 struct SocketPair {
     let listener: GCDAsyncSocket
