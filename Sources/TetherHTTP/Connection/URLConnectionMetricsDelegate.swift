@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A ``URLConnection`` delegate that also receives the load's ``URLConnectionMetrics``, as `URLSessionTaskDelegate`'s
 /// `urlSession(_:task:didFinishCollecting:)` does.
