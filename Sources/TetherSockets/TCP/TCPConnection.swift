@@ -12,6 +12,10 @@ import TetherConcurrency
 /// that times out or is cancelled throws, but its bytes stay queued and go out in order. Only I/O errors and
 /// ``close()`` end the connection.
 ///
+/// The buffers reads return are slices of the connection's receive buffer, which grows to 256 KiB for a bulk
+/// stream: keep a small one for long (past the next reads) and it keeps that storage alive; copy it
+/// (`ByteBuffer(buffer.readableBytesView)`) if you store many.
+///
 /// ```swift
 /// let connection = try await TCPConnection.connect(host: "localhost", port: 7000)
 /// try await connection.write(ByteBuffer(string: "PING\r\n"))
