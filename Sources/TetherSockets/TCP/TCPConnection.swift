@@ -14,7 +14,7 @@ import TetherConcurrency
 ///
 /// The buffers reads return are slices of the connection's receive buffer, which grows to 256 KiB for a bulk
 /// stream: keep a small one for long (past the next reads) and it keeps that storage alive; copy it
-/// (`ByteBuffer(buffer.readableBytesView)`) if you store many.
+/// (`ByteBuffer(bytes: buffer.readableBytesView)`) if you store many.
 ///
 /// ```swift
 /// let connection = try await TCPConnection.connect(host: "localhost", port: 7000)
