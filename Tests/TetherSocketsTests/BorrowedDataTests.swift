@@ -62,6 +62,20 @@ struct BorrowedDataTests {
         #expect(data == Self.bytes(65_536, seed: 4))
     }
 
+    /// The registry may hold the only reference to the `Data`; a buffer that grows must copy the bytes before it
+    /// lets the `Data` go. 40 MiB is above glibc's largest mmap threshold, so freed bytes are unmapped, not reused.
+    @Test func aBufferThatGrowsAfterTheCallerDroppedItsDataKeepsTheBytes() {
+        let count = 40 << 20
+        var buffer = BorrowedData.buffer(Data(repeating: 0x5A, count: count))
+        buffer.writeBytes([0xFE])
+        #expect(buffer.readableBytes == count + 1)
+        let expected = Data(repeating: 0x5A, count: count) + Data([0xFE])
+        let same = buffer.withUnsafeReadableBytes { bytes in
+            expected.withUnsafeBytes { memcmp(bytes.baseAddress!, $0.baseAddress!, expected.count) == 0 }
+        }
+        #expect(same)
+    }
+
     @Test func aSliceOfTheBufferKeepsTheDataAfterTheBufferIsGone() {
         let data = Self.bytes(65_536, seed: 5)
         var buffer: ByteBuffer? = BorrowedData.buffer(data)
@@ -86,5 +100,21 @@ struct BorrowedDataTests {
         let loop = connection.socket.state.withLock { $0.adapter!.eventLoop }
         try await loop.submit {}.get()
         #expect(!BorrowedData.isBorrowed(original))
+    }
+
+    /// A write the peer never reads, ended by `disconnect()` before it was sent: the `Data` is let go with it.
+    @Test func aWriteDroppedByADisconnectLetsTheDataGo() async throws {
+        let connection = try await connectToRawPeer()
+        defer { connection.close() }
+        // 32 MiB: more than the kernel's buffers on both sides hold, so most of it is still queued at the disconnect.
+        let data = Data(repeating: 0x77, count: 32 << 20)
+        connection.socket.write(data, withTimeout: -1, tag: 1)
+        #expect(BorrowedData.isBorrowed(data))
+        let loop = connection.socket.state.withLock { $0.adapter!.eventLoop }
+        connection.socket.disconnect()
+        _ = try await connection.recorder.waitForDisconnect()
+        #expect(!connection.recorder.events.contains(.wrote(tag: 1)))
+        try await loop.submit {}.get()
+        #expect(!BorrowedData.isBorrowed(data))
     }
 }

@@ -45,13 +45,16 @@ enum BorrowedData {
         allocate: { size in malloc(size) },
         reallocate: { pointer, oldSize, newSize in
             guard let pointer else { return malloc(newSize) }
-            guard BorrowedData.release(pointer) else { return realloc(pointer, newSize) }
+            guard let released = BorrowedData.release(pointer) else { return realloc(pointer, newSize) }
+            // `released` may be the last reference to the bytes: they are copied before it goes.
             let fresh = malloc(newSize)
-            fresh?.copyMemory(from: pointer, byteCount: Int(min(oldSize, newSize)))
+            withExtendedLifetime(released) {
+                fresh?.copyMemory(from: pointer, byteCount: Int(min(oldSize, newSize)))
+            }
             return fresh
         },
         deallocate: { pointer in
-            if !BorrowedData.release(pointer) { free(pointer) }
+            if BorrowedData.release(pointer) == nil { free(pointer) }
         },
         copy: { destination, source, count in
             destination.copyMemory(from: source, byteCount: Int(count))
@@ -73,17 +76,18 @@ enum BorrowedData {
         )
     }
 
-    /// Drops one buffer's hold on the borrowed bytes at `pointer`; false when `pointer` is not borrowed.
-    static func release(_ pointer: UnsafeMutableRawPointer) -> Bool {
+    /// Drops one buffer's hold on the borrowed bytes at `pointer`, and returns the `Data` that held them (which may be
+    /// their last reference: keep it while the bytes are read); nil when `pointer` is not borrowed.
+    static func release(_ pointer: UnsafeMutableRawPointer) -> Data? {
         let key = UInt(bitPattern: pointer)
         return holds.withLock { holds in
-            guard let hold = holds[key] else { return false }
+            guard let hold = holds[key] else { return nil }
             if hold.buffers == 1 {
                 holds[key] = nil
             } else {
                 holds[key]!.buffers -= 1
             }
-            return true
+            return hold.data
         }
     }
 
