@@ -20,6 +20,8 @@ struct ReceiveSizingTests {
         let allocator = try #require(option as? AdaptiveRecvByteBufferAllocator, sourceLocation: sourceLocation)
         #expect(allocator.maximum == ReceiveSizing.maximumRead, sourceLocation: sourceLocation)
         #expect(allocator.initial == 2_048, sourceLocation: sourceLocation)
+        // The other engine option set in the same place (`engineChannelOptions()`).
+        #expect(try await channel.getOption(.allowRemoteHalfClosure).get(), sourceLocation: sourceLocation)
     }
 
     @Test func aDelegateFaceClientAndTheSocketItWasAcceptedOnReadWithTheEngineSizing() async throws {

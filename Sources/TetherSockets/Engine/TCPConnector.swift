@@ -107,8 +107,7 @@ final class TCPConnector {
     private func attempt(_ destination: Destination) {
         guard !isFinished else { return }
         var bootstrap = ClientBootstrap(group: eventLoop)
-            .channelOption(.allowRemoteHalfClosure, value: true)
-            .channelOption(.recvAllocator, value: ReceiveSizing.allocator)
+            .engineChannelOptions()
             .connectTimeout(.hours(24))
         let future: EventLoopFuture<any Channel>
         switch destination {

@@ -115,8 +115,7 @@ extension GCDAsyncSocket {
         for (fd, _) in descriptors {
             ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: ListeningSocket.backlog)
-                .childChannelOption(.allowRemoteHalfClosure, value: true)
-                .childChannelOption(.recvAllocator, value: ReceiveSizing.allocator)
+                .engineChildChannelOptions()
                 .serverChannelInitializer { channel in
                     // NIO's `withBoundSocket` calls `listen` again on the descriptor when it makes the channel, with
                     // its default backlog of 128 (the option above is stored, not applied, once the channel exists).

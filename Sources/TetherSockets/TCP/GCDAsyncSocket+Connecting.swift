@@ -118,8 +118,7 @@ extension GCDAsyncSocket {
         let transfer = UncheckedSendableBox(adapter)
         loop.execute {
             ClientBootstrap(group: loop)
-                .channelOption(.allowRemoteHalfClosure, value: true)
-                .channelOption(.recvAllocator, value: ReceiveSizing.allocator)
+                .engineChannelOptions()
                 .withConnectedSocket(socketFD)
                 .whenComplete { result in
                     transfer.value.channelConnected(result)

@@ -82,8 +82,7 @@ public final class TCPListener: Sendable {
             channel = try await ServerBootstrap(group: eventLoopGroup)
                 .serverChannelOption(.backlog, value: Int32(clamping: backlog))
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .childChannelOption(.allowRemoteHalfClosure, value: true)
-                .childChannelOption(.recvAllocator, value: ReceiveSizing.allocator)
+                .engineChildChannelOptions()
                 .serverChannelInitializer { server in
                     server.eventLoop.makeCompletedFuture {
                         try server.pipeline.syncOperations.addHandler(AcceptCounter(gate: gate, logger: logger))
