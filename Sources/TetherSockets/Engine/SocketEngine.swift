@@ -85,6 +85,8 @@ final class SocketEngine: ChannelInboundHandler {
     var isDraining = false
     /// `processReads` is running (a delegate called inline may queue reads: the running loop picks them up).
     var isProcessingReads = false
+    /// Bytes arrived in this read batch and wait for `channelReadComplete` to serve the reads.
+    var hasUnprocessedBytes = false
     /// Mirrors the channel's `autoRead` option (on from the start).
     var isAutoReading = true
     var flushPending = false
@@ -139,15 +141,17 @@ final class SocketEngine: ChannelInboundHandler {
         startHandshakeIfReady()
     }
 
+    /// Buffers the bytes; the reads they serve are served once the read batch ends (`channelReadComplete`), so
+    /// that the several reads NIO makes per wake-up (up to 256 KiB each) reach a waiting read as one delivery: one
+    /// hop to a delegate queue or one resumed task, not one per socket read.
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard peek({ $0.isActive }) else { return }
         machine.reads.received(unwrapInboundIn(data))
-        inReadLoop = true
-        processReads()
-        inReadLoop = false
+        hasUnprocessedBytes = true
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        serveArrivedBytes()
         if flushPending {
             flushPending = false
             context.flush()
@@ -156,7 +160,18 @@ final class SocketEngine: ChannelInboundHandler {
         context.fireChannelReadComplete()
     }
 
+    /// Serves the reads that this batch's bytes satisfy; every event after the bytes calls it first, so that
+    /// nothing overtakes them (an end of input, an error, a close, a finished handshake).
+    func serveArrivedBytes() {
+        guard hasUnprocessedBytes else { return }
+        hasUnprocessedBytes = false
+        inReadLoop = true
+        processReads()
+        inReadLoop = false
+    }
+
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        serveArrivedBytes()
         if let event = event as? ChannelEvent, event == .inputClosed {
             machine.reads.endOfInput()
             processReads()
@@ -168,10 +183,12 @@ final class SocketEngine: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        serveArrivedBytes()
         close(error: machine.channelError(error))
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        serveArrivedBytes()
         switch machine.channelEnded() {
         case .close(let error):
             close(error: error)
