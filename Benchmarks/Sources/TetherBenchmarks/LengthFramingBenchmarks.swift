@@ -36,14 +36,34 @@ enum LengthFramingBenchmarks {
         }
     }
 
-    /// A pipeline that decodes and counts on the event loop: the hand-written decoder, or Tether's `FrameDecoder`.
-    static func pipeline(port: Int, count: Int, handWritten: Bool) async throws {
+    /// The same decoder written to decode every whole frame per call, as `FrameDecoder` does (row 19's floor).
+    struct HandWrittenBatchLengthDecoder: ByteToMessageDecoder {
+        typealias InboundOut = ByteBuffer
+
+        mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+            while let length = buffer.getInteger(at: buffer.readerIndex, endianness: .big, as: UInt16.self),
+                buffer.readableBytes >= 2 + Int(length)
+            {
+                buffer.moveReaderIndex(forwardBy: 2)
+                context.fireChannelRead(NIOAny(buffer.readSlice(length: Int(length))!))
+            }
+            return .needMoreData
+        }
+    }
+
+    /// A pipeline that decodes and counts on the event loop: the hand-written decoder (one frame per call, or every
+    /// frame per call with `batching`), or Tether's `FrameDecoder`.
+    static func pipeline(port: Int, count: Int, handWritten: Bool, batching: Bool = false) async throws {
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         let done = loop.makePromise(of: Void.self)
         let channel = try await ClientBootstrap(group: loop)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    if handWritten {
+                    if handWritten && batching {
+                        try channel.pipeline.syncOperations.addHandler(
+                            ByteToMessageHandler(HandWrittenBatchLengthDecoder())
+                        )
+                    } else if handWritten {
                         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(HandWrittenLengthDecoder()))
                     } else {
                         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(codec)))

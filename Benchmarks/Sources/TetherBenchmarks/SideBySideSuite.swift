@@ -169,7 +169,7 @@ enum SideBySideSuite {
             return try await makeRunLoop(number, sizes: sizes, group: group)
         case 15, 16:
             return try await makeGate(number, sizes: sizes, group: group)
-        case 17, 18:
+        case 17...19:
             return try await makeFloor(number, sizes: sizes, group: group)
         default:
             return try await makeMore(number, sizes: sizes, group: group, identity: identity)
