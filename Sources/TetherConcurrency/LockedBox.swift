@@ -1,5 +1,3 @@
-public import NIOConcurrencyHelpers
-
 /// The one lock-protected box of the package (public for inlining; the target is not a product): a value behind a
 /// lock, read and changed only inside `withLock`.
 ///
@@ -7,13 +5,13 @@ public import NIOConcurrencyHelpers
 /// was made in, and the compiler says so. Where a non-Sendable value must cross (a delegate called on its own
 /// queue, a handler touched on its own event loop), wrap it in ``UncheckedSendableBox`` and say why in a
 /// `// Sendable:` comment at that place.
-public final class LockedBox<Value> {
-    @usableFromInline let lock = NIOLock()
-    @usableFromInline var value: Value
+public struct LockedBox<Value> {
+    @usableFromInline let storage: LockedBoxStorage<Value>
 
     /// A box holding `value`.
+    @inlinable
     public init(_ value: Value) {
-        self.value = value
+        self.storage = LockedBoxStorage.make(value)
     }
 
     /// The value, read or changed in place under the lock for the duration of one access: `box.locked.count += 1`
@@ -21,14 +19,14 @@ public final class LockedBox<Value> {
     @inlinable
     public var locked: Value {
         _read {
-            lock.lock()
-            defer { lock.unlock() }
-            yield value
+            storage.lock()
+            defer { storage.unlock() }
+            yield storage.value.pointee
         }
-        _modify {
-            lock.lock()
-            defer { lock.unlock() }
-            yield &value
+        nonmutating _modify {
+            storage.lock()
+            defer { storage.unlock() }
+            yield &storage.value.pointee
         }
     }
 
@@ -36,18 +34,19 @@ public final class LockedBox<Value> {
     /// so that one type can take the lock only when it shares the box.
     @inlinable
     public var unlocked: Value {
-        _read { yield value }
-        _modify { yield &value }
+        _read { yield storage.value.pointee }
+        nonmutating _modify { yield &storage.value.pointee }
     }
 
     /// Runs `body` with the value, under the lock. Do not call back into code that takes the same lock.
     @inlinable
     public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
+        storage.lock()
+        defer { storage.unlock() }
+        return try body(&storage.value.pointee)
     }
 }
 
-// Sendable: every access to `value` goes through `lock`, and the value itself is Sendable.
+// Sendable: every access to the value goes through the lock (or, `unlocked`, stays with the one owner that has not
+// shared the box), and the value itself is Sendable.
 extension LockedBox: @unchecked Sendable where Value: Sendable {}

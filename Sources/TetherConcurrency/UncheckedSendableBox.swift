@@ -3,13 +3,17 @@
 ///
 /// Every use needs a `// Sendable:` comment at the place it is made, saying which side uses the value and why
 /// the other never does.
-package struct UncheckedSendableBox<Value>: @unchecked Sendable {
+///
+/// Public and inlinable for speed only (the target is not a product): a box made in another module through a call
+/// that is not inlined costs a generic call and a metadata lookup each time, and boxes are made per callback.
+public struct UncheckedSendableBox<Value>: @unchecked Sendable {
     // Sendable: by contract of the call site (see the type's documentation); the box adds no sharing of its own.
     /// The carried value.
-    package let value: Value
+    public let value: Value
 
     /// Wraps `value`.
-    package init(_ value: Value) {
+    @inlinable
+    public init(_ value: Value) {
         self.value = value
     }
 }

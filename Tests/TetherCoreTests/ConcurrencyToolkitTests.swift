@@ -56,4 +56,39 @@ struct ConcurrencyToolkitTests {
         #expect(identity == ObjectIdentifier(counter))
         #expect(counter.value == 1)
     }
+
+    @Test func concurrentIncrementsThroughTheLockedAccessorEndAtTheExactTotal() async {
+        let box = LockedBox(0)
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<64 {
+                group.addTask {
+                    for _ in 0..<1_000 { box.locked += 1 }
+                }
+            }
+        }
+        #expect(box.locked == 64_000)
+    }
+
+    @Test func copiesOfABoxShareOneValueWhicheverAccessorReachesIt() {
+        let box = LockedBox([1])
+        let copy = box
+        copy.locked.append(2)
+        box.unlocked.append(3)
+        copy.withLock { $0.append(4) }
+        #expect(box.locked == [1, 2, 3, 4])
+        #expect(copy.unlocked == [1, 2, 3, 4])
+    }
+
+    @Test func theValueIsReleasedWithTheLastCopyOfTheBox() {
+        final class Tracked {}
+        weak var tracked: Tracked?
+        do {
+            let value = Tracked()
+            tracked = value
+            let box = LockedBox(value)
+            let copy = box
+            #expect(copy.locked === value)
+        }
+        #expect(tracked == nil)
+    }
 }
