@@ -7,12 +7,17 @@ extension SocketEngine {
     /// waiter fails at once, a delegate read is dropped (as the original does after a close).
     func enqueueRead(_ kind: ReadKind, timeout: TimeAmount?, waiter: ReadWaiter<ReadContinuation>) -> UInt64 {
         eventLoop.assertInEventLoop()
-        let id = machine.nextID()
-        if let refusal = peek({ $0.readRefusal }) {
+        // One access to the machine (behind a lock on the delegate face).
+        let (id, refusal, isHead): (UInt64, GCDAsyncSocketError?, Bool) = peek { m in
+            let id = m.nextID()
+            if let refusal = m.readRefusal { return (id, refusal, false) }
+            return (id, nil, m.reads.enqueue(id: id, kind: kind, timeout: timeout, waiter: waiter))
+        }
+        if let refusal {
             fail(waiter, with: refusal)
             return id
         }
-        if machine.reads.enqueue(id: id, kind: kind, timeout: timeout, waiter: waiter) { processReads() }
+        if isHead { processReads() }
         return id
     }
 

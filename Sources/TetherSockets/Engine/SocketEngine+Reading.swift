@@ -9,20 +9,32 @@ extension SocketEngine {
     /// from inside a completion: the loop below picks them up, so a nested call has nothing to do (and must not
     /// recurse once per buffered frame).
     func processReads() {
-        guard peek({ $0.isActive }), !isProcessingReads else { return }
+        guard !isProcessingReads, peek({ $0.isActive }) else { return }
         isProcessingReads = true
         defer { isProcessingReads = false }
-        while peek({ $0.isActive }) {
-            let action = machine.reads.next()
-            syncReadTimer()
-            switch action {
+        let reportsProgress = policy.reportsProgress
+        while true {
+            // One access to the machine per step (it is behind a lock on the delegate face): the next action, the
+            // read timer the queue wants after it, and the progress snapshot to publish.
+            let step: (action: ReadQueue.Action, timer: ReadQueue.Timer?, progress: GCDAsyncSocket.IOProgress??)? =
+                peek { m in
+                    guard m.isActive else { return nil }
+                    let action = m.reads.next()
+                    return (action, m.reads.timer, reportsProgress ? m.reads.progress : nil)
+                }
+            guard let step else { return }
+            syncReadTimer(to: step.timer)
+            switch step.action {
             case .deliver(let bytes, let waiter):
                 // The progress snapshot moves on before the delegate can ask for it from its callback.
-                publishReadProgress()
+                publish(readProgress: step.progress)
                 deliver(bytes, to: waiter)
-                machine.reads.delivered()
-                guard peek({ $0.isActive }) else { return }
-                if peek({ $0.isDrainedForClose }) {
+                let (active, drained) = peek { m in
+                    m.reads.delivered()
+                    return (m.isActive, m.isDrainedForClose)
+                }
+                guard active else { return }
+                if drained {
                     close(error: nil)
                     return
                 }
@@ -32,7 +44,7 @@ extension SocketEngine {
                 fail(waiter, with: error)
             case .partial(let tag, let length):
                 // The snapshot moves on first: a delegate that reads the progress from this callback sees it.
-                publishReadProgress()
+                publish(readProgress: step.progress)
                 owner?.engine(self, didReadPartialDataOfLength: length, tag: tag)
             case .readStreamClosed:
                 owner?.engineReadStreamDidClose(self)
@@ -48,7 +60,7 @@ extension SocketEngine {
                 publishReadProgress()
                 return
             case .awaitBytes:
-                publishReadProgress()
+                publish(readProgress: step.progress)
                 if !inReadLoop { requestMoreDataIfNeeded() }
                 return
             case .idle:
@@ -88,11 +100,14 @@ extension SocketEngine {
     /// is noticed once queued reads drain the buffer. The channel reads on its own (`autoRead`) while reading is
     /// wanted, which keeps its read interest registered instead of re-arming it for every chunk.
     func requestMoreDataIfNeeded() {
-        guard peek({ $0.isActive }), !peek({ $0.reads.inputClosed }), let context else { return }
-        let wantsBytes =
-            (peek({ $0.reads.headID }) != nil && !peek({ $0.reads.pausedForTimeoutQuery }))
-            || peek({ $0.reads.buffer.readableBytes }) < Self.pauseThreshold
-        guard wantsBytes != isAutoReading else { return }
+        guard let context else { return }
+        // One access to the machine (behind a lock on the delegate face).
+        let wantsBytes: Bool? = peek { m in
+            guard m.isActive, !m.reads.inputClosed else { return nil }
+            return (m.reads.hasRequests && !m.reads.pausedForTimeoutQuery)
+                || m.reads.buffer.readableBytes < Self.pauseThreshold
+        }
+        guard let wantsBytes, wantsBytes != isAutoReading else { return }
         isAutoReading = wantsBytes
         machine.isReadingPaused = !wantsBytes
         try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: wantsBytes)
@@ -100,7 +115,11 @@ extension SocketEngine {
 
     /// Makes the running read timer the one the queue wants: cancels a stale one, arms a new one.
     func syncReadTimer() {
-        let wanted = peek({ $0.reads.timer })
+        syncReadTimer(to: peek({ $0.reads.timer }))
+    }
+
+    /// Makes the running read timer `wanted` (the queue's, read in the caller's access to the machine).
+    func syncReadTimer(to wanted: ReadQueue.Timer?) {
         guard readTimer?.spec != wanted else { return }
         readTimer?.scheduled.cancel()
         readTimer = nil
@@ -140,7 +159,12 @@ extension SocketEngine {
 
     func publishReadProgress() {
         guard policy.reportsProgress else { return }
-        let snapshot = peek({ $0.reads.progress })
+        publish(readProgress: peek({ $0.reads.progress }))
+    }
+
+    /// Publishes a read progress snapshot taken in the caller's access to the machine (nil: progress not reported).
+    func publish(readProgress snapshot: GCDAsyncSocket.IOProgress??) {
+        guard case .some(let snapshot) = snapshot else { return }
         progress.withLock { $0.read = snapshot }
     }
 }

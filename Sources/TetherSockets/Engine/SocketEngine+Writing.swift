@@ -48,19 +48,30 @@ extension SocketEngine {
     }
 
     func sliceWritten(id: UInt64, length: Int, result: Result<Void, any Error>) {
-        guard peek({ $0.isActive }) else { return }
         guard case .success = result else {
-            if case .failure(let error) = result { close(error: .wrapping(error, function: "write")) }
+            if peek({ $0.isActive }), case .failure(let error) = result {
+                close(error: .wrapping(error, function: "write"))
+            }
             return
         }
+        let reportsProgress = policy.reportsProgress
+        // One access to the machine (behind a lock on the delegate face): the queue's answer, the write timer it
+        // wants after it, and the progress snapshot to publish.
+        let step: (written: WriteQueue.Progress, timer: WriteQueue.Timer?, progress: GCDAsyncSocket.IOProgress??)? =
+            peek { m in
+                guard m.isActive else { return nil }
+                let written = m.writes.written(id: id, length: length)
+                return (written, m.writes.timer, reportsProgress ? m.writes.progress : nil)
+            }
+        guard let step else { return }
         let completed: WriteWaiter<WriteContinuation>
-        switch machine.writes.written(id: id, length: length) {
+        switch step.written {
         case .ignored:
             return
         case .partial(let tag, let length):
             admission?.written(length)
             // The snapshot moves on first: a delegate that reads the progress from this callback sees it.
-            publishWriteProgress()
+            publish(writeProgress: step.progress)
             if let tag { owner?.engine(self, didWritePartialDataOfLength: length, tag: tag) }
             acceptWaitingWrites()
             return
@@ -68,14 +79,15 @@ extension SocketEngine {
             admission?.written(length)
             completed = waiter
         }
-        syncWriteTimer()
-        publishWriteProgress()
+        syncWriteTimer(to: step.timer)
+        publish(writeProgress: step.progress)
         switch completed {
         case .delegate(let tag): owner?.engine(self, didWriteDataWithTag: tag)
         case .task(let continuation): continuation?.resume()
         }
-        guard peek({ $0.isActive }) else { return }
-        if peek({ $0.isDrainedForClose }) {
+        let (active, drained) = peek { ($0.isActive, $0.isDrainedForClose) }
+        guard active else { return }
+        if drained {
             close(error: nil)
             return
         }
@@ -86,15 +98,26 @@ extension SocketEngine {
 
     /// Arms the current write's timer: the delegate face's (async-face writes time out while they wait for room).
     func startCurrentWrite() {
-        publishWriteProgress()
-        guard peek({ $0.isActive }) else { return }
-        machine.writes.armTimerIfNeeded()
-        syncWriteTimer()
+        let reportsProgress = policy.reportsProgress
+        // One access to the machine: the progress to publish, then (while active) the timer the current write wants.
+        let (snapshot, active, timer): (GCDAsyncSocket.IOProgress??, Bool, WriteQueue.Timer?) = peek { m in
+            let snapshot: GCDAsyncSocket.IOProgress?? = reportsProgress ? .some(m.writes.progress) : nil
+            guard m.isActive else { return (snapshot, false, nil) }
+            m.writes.armTimerIfNeeded()
+            return (snapshot, true, m.writes.timer)
+        }
+        publish(writeProgress: snapshot)
+        guard active else { return }
+        syncWriteTimer(to: timer)
     }
 
     /// Makes the running write timer the one the queue wants: cancels a stale one, arms a new one.
     func syncWriteTimer() {
-        let wanted = peek({ $0.writes.timer })
+        syncWriteTimer(to: peek({ $0.writes.timer }))
+    }
+
+    /// Makes the running write timer `wanted` (the queue's, read in the caller's access to the machine).
+    func syncWriteTimer(to wanted: WriteQueue.Timer?) {
         guard writeTimer?.spec != wanted else { return }
         writeTimer?.scheduled.cancel()
         writeTimer = nil
@@ -127,7 +150,12 @@ extension SocketEngine {
 
     func publishWriteProgress() {
         guard policy.reportsProgress else { return }
-        let snapshot = peek({ $0.writes.progress })
+        publish(writeProgress: peek({ $0.writes.progress }))
+    }
+
+    /// Publishes a write progress snapshot taken in the caller's access to the machine (nil: not reported).
+    func publish(writeProgress snapshot: GCDAsyncSocket.IOProgress??) {
+        guard case .some(let snapshot) = snapshot else { return }
         progress.withLock { $0.write = snapshot }
     }
 }

@@ -29,6 +29,8 @@ final class SocketEngine: ChannelInboundHandler {
     /// The async face's write continuation.
     typealias WriteContinuation = CheckedContinuation<Void, any Error>
     typealias Machine = TCPStateMachine<ReadContinuation, WriteContinuation>
+    typealias ReadQueue = TCPReadQueue<ReadContinuation>
+    typealias WriteQueue = TCPWriteQueue<WriteContinuation>
 
     /// Writes larger than this are handed to NIO in slices of this size, so that progress can be reported.
     static let progressSliceSize = 256 * 1024
@@ -49,14 +51,14 @@ final class SocketEngine: ChannelInboundHandler {
     let sharesMachine: Bool
     /// The machine: locked for the duration of each access when it is shared.
     var machine: Machine {
-        _read {
+        @inline(__always) _read {
             if sharesMachine {
                 yield sharedMachine.locked
             } else {
                 yield sharedMachine.unlocked
             }
         }
-        _modify {
+        @inline(__always) _modify {
             if sharesMachine {
                 yield &sharedMachine.locked
             } else {

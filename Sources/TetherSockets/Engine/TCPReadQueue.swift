@@ -209,6 +209,9 @@ struct TCPReadQueue<Task> {
     /// The id of the head read.
     var headID: UInt64? { requests.first?.id }
 
+    /// Whether a read is queued (without copying the head request, as ``headID`` does).
+    var hasRequests: Bool { !requests.isEmpty }
+
     /// Whether read `id` was queued behind a pending TLS upgrade.
     func isBehindTLS(_ id: UInt64) -> Bool {
         guard let tlsBarrier else { return false }
