@@ -15,19 +15,27 @@ extension SocketEngine {
         let reportsProgress = policy.reportsProgress
         while true {
             // One access to the machine per step (it is behind a lock on the delegate face): the next action, the
-            // read timer the queue wants after it, and the progress snapshot to publish.
-            let step: (action: ReadQueue.Action, timer: ReadQueue.Timer?, progress: GCDAsyncSocket.IOProgress??)? =
-                peek { m in
-                    guard m.isActive else { return nil }
-                    let action = m.reads.next()
-                    return (action, m.reads.timer, reportsProgress ? m.reads.progress : nil)
+            // read timer the queue wants after it, and the progress snapshot to publish. (Captured variables, not a
+            // returned tuple: a tuple holding the generic queue's action is copied through runtime witnesses.)
+            var active = true
+            var timer: ReadQueue.Timer?
+            var snapshot: GCDAsyncSocket.IOProgress??
+            let action: ReadQueue.Action = peek { m in
+                guard m.isActive else {
+                    active = false
+                    return .idle
                 }
-            guard let step else { return }
-            syncReadTimer(to: step.timer)
-            switch step.action {
+                let action = m.reads.next()
+                timer = m.reads.timer
+                if reportsProgress { snapshot = .some(m.reads.progress) }
+                return action
+            }
+            guard active else { return }
+            syncReadTimer(to: timer)
+            switch action {
             case .deliver(let bytes, let waiter):
                 // The progress snapshot moves on before the delegate can ask for it from its callback.
-                publish(readProgress: step.progress)
+                publish(readProgress: snapshot)
                 deliver(bytes, to: waiter)
                 let (active, drained) = peek { m in
                     m.reads.delivered()
@@ -44,7 +52,7 @@ extension SocketEngine {
                 fail(waiter, with: error)
             case .partial(let tag, let length):
                 // The snapshot moves on first: a delegate that reads the progress from this callback sees it.
-                publish(readProgress: step.progress)
+                publish(readProgress: snapshot)
                 owner?.engine(self, didReadPartialDataOfLength: length, tag: tag)
             case .readStreamClosed:
                 owner?.engineReadStreamDidClose(self)
@@ -60,7 +68,7 @@ extension SocketEngine {
                 publishReadProgress()
                 return
             case .awaitBytes:
-                publish(readProgress: step.progress)
+                publish(readProgress: snapshot)
                 if !inReadLoop { requestMoreDataIfNeeded() }
                 return
             case .idle:

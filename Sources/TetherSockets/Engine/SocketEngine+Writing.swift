@@ -56,22 +56,24 @@ extension SocketEngine {
         }
         let reportsProgress = policy.reportsProgress
         // One access to the machine (behind a lock on the delegate face): the queue's answer, the write timer it
-        // wants after it, and the progress snapshot to publish.
-        let step: (written: WriteQueue.Progress, timer: WriteQueue.Timer?, progress: GCDAsyncSocket.IOProgress??)? =
-            peek { m in
-                guard m.isActive else { return nil }
-                let written = m.writes.written(id: id, length: length)
-                return (written, m.writes.timer, reportsProgress ? m.writes.progress : nil)
-            }
-        guard let step else { return }
+        // wants after it, and the progress snapshot to publish (captured variables: see `processReads`).
+        var timer: WriteQueue.Timer?
+        var snapshot: GCDAsyncSocket.IOProgress??
+        let written: WriteQueue.Progress = peek { m in
+            guard m.isActive else { return .ignored }
+            let written = m.writes.written(id: id, length: length)
+            timer = m.writes.timer
+            if reportsProgress { snapshot = .some(m.writes.progress) }
+            return written
+        }
         let completed: WriteWaiter<WriteContinuation>
-        switch step.written {
+        switch written {
         case .ignored:
             return
         case .partial(let tag, let length):
             admission?.written(length)
             // The snapshot moves on first: a delegate that reads the progress from this callback sees it.
-            publish(writeProgress: step.progress)
+            publish(writeProgress: snapshot)
             if let tag { owner?.engine(self, didWritePartialDataOfLength: length, tag: tag) }
             acceptWaitingWrites()
             return
@@ -79,8 +81,8 @@ extension SocketEngine {
             admission?.written(length)
             completed = waiter
         }
-        syncWriteTimer(to: step.timer)
-        publish(writeProgress: step.progress)
+        syncWriteTimer(to: timer)
+        publish(writeProgress: snapshot)
         switch completed {
         case .delegate(let tag): owner?.engine(self, didWriteDataWithTag: tag)
         case .task(let continuation): continuation?.resume()
@@ -100,11 +102,14 @@ extension SocketEngine {
     func startCurrentWrite() {
         let reportsProgress = policy.reportsProgress
         // One access to the machine: the progress to publish, then (while active) the timer the current write wants.
-        let (snapshot, active, timer): (GCDAsyncSocket.IOProgress??, Bool, WriteQueue.Timer?) = peek { m in
-            let snapshot: GCDAsyncSocket.IOProgress?? = reportsProgress ? .some(m.writes.progress) : nil
-            guard m.isActive else { return (snapshot, false, nil) }
+        var snapshot: GCDAsyncSocket.IOProgress??
+        var timer: WriteQueue.Timer?
+        let active: Bool = peek { m in
+            if reportsProgress { snapshot = .some(m.writes.progress) }
+            guard m.isActive else { return false }
             m.writes.armTimerIfNeeded()
-            return (snapshot, true, m.writes.timer)
+            timer = m.writes.timer
+            return true
         }
         publish(writeProgress: snapshot)
         guard active else { return }
