@@ -1,3 +1,4 @@
+import DequeModule
 import NIOCore
 
 /// The read side of a TCP connection as a value: the bytes received and not yet consumed, the queued reads, and
@@ -52,9 +53,10 @@ struct TCPReadQueue<Task> {
 
     let policy: EnginePolicy
     private(set) var buffer = ByteBuffer()
-    // Small initial queue: most connections have one read at a time, and idle ones should cost little.
-    private(set) var requests = CircularBuffer<Request>(initialCapacity: 2)
-    /// The peer sent its FIN (or the channel ended): no more bytes will come.
+    // A deque, not NIO's `CircularBuffer`: its subscript reads and changes the head request in place, where the
+    // circular buffer's getter copies the whole request (waiter included) through the generic type's value
+    // witnesses on every step. Empty, it allocates nothing.
+    private(set) var requests = Deque<Request>()
     private(set) var inputClosed = false
     /// A delegate was asked whether the head read may have more time: reads wait for its answer.
     private(set) var pausedForTimeoutQuery = false
@@ -79,7 +81,9 @@ struct TCPReadQueue<Task> {
     /// stop (`.awaitTLS`, `.awaitBytes`, `.idle`) and `.close`.
     mutating func next() -> Action {
         guard !pausedForTimeoutQuery else { return .idle }
-        while var request = requests.first {
+        // The head request is read and changed in place (`requests[head]`), and moved out when it completes.
+        while !requests.isEmpty {
+            let head = requests.startIndex
             if let ahead = framesAhead {
                 // Another read reached the connection: the frames not taken yet go back, in front of the buffer.
                 framesAhead = nil
@@ -88,8 +92,8 @@ struct TCPReadQueue<Task> {
                     buffer = reclaimed
                 }
             }
-            if isBehindTLS(request.id) { return .awaitTLS }
-            if case .frame(let operation) = request.waiter {
+            if isBehindTLS(requests[head].id) { return .awaitTLS }
+            if case .frame(let operation) = requests[head].waiter {
                 guard operation.attempt(&buffer, inputClosed: inputClosed) else {
                     armTimerIfNeeded()
                     return .awaitBytes
@@ -99,30 +103,28 @@ struct TCPReadQueue<Task> {
                 framesAhead = operation.decodedAhead
                 continue
             }
-            switch request.matcher.match(buffer) {
+            switch requests[head].matcher.match(buffer) {
             case .complete(let count):
                 timer = nil
                 let bytes = buffer.readSlice(length: count)!
-                requests.removeFirst()
+                let request = requests.removeFirst()
                 deliveriesInFlight += 1
                 return .deliver(bytes, request.waiter)
             case .incomplete(let bytesDone):
-                if policy.reportsProgress, bytesDone > request.reported, request.matcher.kind.reportsPartialProgress,
-                    case .delegate(let tag, _) = request.waiter
+                let reported = requests[head].reported
+                if policy.reportsProgress, bytesDone > reported, requests[head].matcher.kind.reportsPartialProgress,
+                    case .delegate(let tag, _) = requests[head].waiter
                 {
-                    let increment = bytesDone - request.reported
-                    request.reported = bytesDone
-                    requests[requests.startIndex] = request
-                    return .partial(tag: tag, length: increment)
+                    requests[head].reported = bytesDone
+                    return .partial(tag: tag, length: bytesDone - reported)
                 }
-                requests[requests.startIndex] = request
                 guard inputClosed else {
                     armTimerIfNeeded()
                     return .awaitBytes
                 }
                 if policy.autoDisconnectOnClosedReadStream { return .close(.closedByPeer) }
-                if case .task(let task) = request.waiter {
-                    requests.removeFirst()
+                if case .task(let task) = requests[head].waiter {
+                    let request = requests.removeFirst()
                     timer = nil
                     if case .available = request.matcher.kind, buffer.readableBytes == 0 {
                         return .endOfStream(task)
@@ -136,9 +138,8 @@ struct TCPReadQueue<Task> {
                 }
                 return .idle
             case .maxedOut:
-                requests[requests.startIndex] = request
                 if policy.failuresCloseConnection { return .close(.readMaxedOut) }
-                requests.removeFirst()
+                let request = requests.removeFirst()
                 timer = nil
                 return .fail(request.waiter, GCDAsyncSocketError.readMaxedOut)
             }
@@ -154,8 +155,8 @@ struct TCPReadQueue<Task> {
     }
 
     private mutating func armTimerIfNeeded() {
-        guard timer == nil, let request = requests.first, let timeout = request.timeout else { return }
-        timer = Timer(id: request.id, duration: max(timeout, .zero))
+        guard timer == nil, !requests.isEmpty, let timeout = requests[requests.startIndex].timeout else { return }
+        timer = Timer(id: requests[requests.startIndex].id, duration: max(timeout, .zero))
     }
 
     // MARK: events
@@ -207,9 +208,9 @@ struct TCPReadQueue<Task> {
     }
 
     /// The id of the head read.
-    var headID: UInt64? { requests.first?.id }
+    var headID: UInt64? { requests.isEmpty ? nil : requests[requests.startIndex].id }
 
-    /// Whether a read is queued (without copying the head request, as ``headID`` does).
+    /// Whether a read is queued.
     var hasRequests: Bool { !requests.isEmpty }
 
     /// Whether read `id` was queued behind a pending TLS upgrade.
@@ -230,7 +231,7 @@ struct TCPReadQueue<Task> {
             return .fail(request.waiter, GCDAsyncSocketError.readTimeout)
         case .delegate(let tag, _):
             pausedForTimeoutQuery = true
-            return .askTimeout(tag: tag, elapsed: request.elapsed, bytesDone: bytesDone(request))
+            return .askTimeout(tag: tag, elapsed: request.elapsed, bytesDone: bytesDone(request.matcher))
         }
     }
 
@@ -239,7 +240,7 @@ struct TCPReadQueue<Task> {
     mutating func timeoutAnswered(id: UInt64, extension time: TimeAmount) -> Action {
         guard pausedForTimeoutQuery else { return .idle }
         pausedForTimeoutQuery = false
-        guard requests.first?.id == id else { return .idle }
+        guard headID == id else { return .idle }
         guard time > .zero else { return .close(.readTimeout) }
         timer = Timer(id: id, duration: time)
         return .awaitBytes
@@ -269,17 +270,17 @@ struct TCPReadQueue<Task> {
 
     /// The head read's progress, for the synchronous getters.
     var progress: GCDAsyncSocket.IOProgress? {
-        requests.first.map { request in
-            GCDAsyncSocket.IOProgress(
-                tag: request.waiter.tag ?? 0,
-                bytesDone: bytesDone(request),
-                total: request.matcher.kind.total
-            )
-        }
+        guard !requests.isEmpty else { return nil }
+        let head = requests.startIndex
+        return GCDAsyncSocket.IOProgress(
+            tag: requests[head].waiter.tag ?? 0,
+            bytesDone: bytesDone(requests[head].matcher),
+            total: requests[head].matcher.kind.total
+        )
     }
 
-    private func bytesDone(_ request: Request) -> Int {
-        var matcher = request.matcher
+    private func bytesDone(_ matcher: ReadMatcher) -> Int {
+        var matcher = matcher
         switch matcher.match(buffer) {
         case .complete(let count): return count
         case .incomplete(let done): return done

@@ -1,3 +1,4 @@
+import DequeModule
 import NIOCore
 
 /// The write side of a TCP connection as a value: the queued writes (held until the channel is active or a TLS
@@ -42,9 +43,10 @@ struct TCPWriteQueue<Task> {
         case ignored
     }
 
-    // Small initial queues: most connections have one operation at a time, and idle ones should cost little.
-    private(set) var requests = CircularBuffer<Request>(initialCapacity: 2)
-    private(set) var waiting = CircularBuffer<Waiting>(initialCapacity: 1)
+    // Deques, as in `TCPReadQueue`: the head request is read and changed in place, not copied through the generic
+    // type's value witnesses; an idle connection's empty deques allocate nothing.
+    private(set) var requests = Deque<Request>()
+    private(set) var waiting = Deque<Waiting>()
     /// Writes queued after this id are held until the TLS handshake completes.
     var tlsBarrier: UInt64?
     private(set) var timer: Timer?
@@ -55,7 +57,7 @@ struct TCPWriteQueue<Task> {
     private(set) var writtenTotal = 0
 
     var isEmpty: Bool { requests.isEmpty }
-    var headID: UInt64? { requests.first?.id }
+    var headID: UInt64? { requests.isEmpty ? nil : requests[requests.startIndex].id }
     /// The tags of the queued delegate writes, in order.
     var pendingTags: [Int] { requests.compactMap(\.waiter.tag) }
 
@@ -111,14 +113,14 @@ struct TCPWriteQueue<Task> {
 
     /// The channel wrote `length` bytes of write `id`.
     mutating func written(id: UInt64, length: Int) -> Progress {
-        guard var request = requests.first, request.id == id else { return .ignored }
+        guard headID == id else { return .ignored }
+        let head = requests.startIndex
         writtenTotal += length
-        request.written += length
-        guard request.written >= request.total else {
-            requests[requests.startIndex] = request
-            return .partial(tag: request.waiter.tag, length: length)
+        requests[head].written += length
+        guard requests[head].written >= requests[head].total else {
+            return .partial(tag: requests[head].waiter.tag, length: length)
         }
-        requests.removeFirst()
+        let request = requests.removeFirst()
         timer = nil
         return .completed(request.waiter)
     }
@@ -140,12 +142,13 @@ struct TCPWriteQueue<Task> {
 
     /// Arms the head write's timer once, when it is a delegate write with a timeout that the channel has.
     mutating func armTimerIfNeeded() {
-        guard timer == nil, var request = requests.first, !request.timerArmed, !isBehindTLS(request.id),
-            let timeout = request.timeout, request.waiter.tag != nil
+        guard timer == nil, !requests.isEmpty else { return }
+        let head = requests.startIndex
+        guard !requests[head].timerArmed, !isBehindTLS(requests[head].id), let timeout = requests[head].timeout,
+            requests[head].waiter.tag != nil
         else { return }
-        request.timerArmed = true
-        requests[requests.startIndex] = request
-        timer = Timer(id: request.id, duration: max(timeout, .zero))
+        requests[head].timerArmed = true
+        timer = Timer(id: requests[head].id, duration: max(timeout, .zero))
     }
 
     /// The head write's timer fired after `duration`.
@@ -161,7 +164,7 @@ struct TCPWriteQueue<Task> {
 
     /// The delegate answered for write `id`: more time (> 0, true) or close (false); nil when the write is gone.
     mutating func timeoutAnswered(id: UInt64, extension time: TimeAmount) -> Bool? {
-        guard requests.first?.id == id else { return nil }
+        guard headID == id else { return nil }
         guard time > .zero else { return false }
         timer = Timer(id: id, duration: time)
         return true
@@ -179,8 +182,12 @@ struct TCPWriteQueue<Task> {
 
     /// The head write's progress, for the synchronous getters.
     var progress: GCDAsyncSocket.IOProgress? {
-        requests.first.map {
-            GCDAsyncSocket.IOProgress(tag: $0.waiter.tag ?? 0, bytesDone: $0.written, total: $0.total)
-        }
+        guard !requests.isEmpty else { return nil }
+        let head = requests.startIndex
+        return GCDAsyncSocket.IOProgress(
+            tag: requests[head].waiter.tag ?? 0,
+            bytesDone: requests[head].written,
+            total: requests[head].total
+        )
     }
 }
