@@ -76,20 +76,6 @@ struct FrameDecoderBatchTests {
         #expect(lines.left == ByteBuffer(string: "half"))
     }
 
-    /// Fixed two-byte frames: a codec of the test's own takes the generic path.
-    private struct PairCodec: FrameCodec {
-        func encode(_ frame: [UInt8], into buffer: inout ByteBuffer) throws {
-            buffer.writeBytes(frame)
-        }
-
-        mutating func decode(from buffer: inout ByteBuffer) throws -> FrameDecodingResult<[UInt8]> {
-            guard let bytes = buffer.readBytes(length: 2) else {
-                return .needMoreData
-            }
-            return .frame(bytes)
-        }
-    }
-
     @Test func oneCallDecodesEveryWholeFrameOfAUserCodec() throws {
         let pairs = try Self.decodeOnce(PairCodec(), [1, 2, 3, 4, 5, 6, 7], as: [UInt8].self)
         #expect(pairs.state == .needMoreData)

@@ -69,23 +69,6 @@ struct FramePipelineTests {
         _ = try? channel.finish()
     }
 
-    /// A user-written codec (fixed two-byte frames) takes the generic path.
-    private struct PairCodec: FrameCodec {
-        func encode(_ frame: [UInt8], into buffer: inout ByteBuffer) throws {
-            guard frame.count == 2 else {
-                throw FramingError(code: .frameTooLarge, message: "pairs only")
-            }
-            buffer.writeBytes(frame)
-        }
-
-        mutating func decode(from buffer: inout ByteBuffer) throws -> FrameDecodingResult<[UInt8]> {
-            guard let bytes = buffer.readBytes(length: 2) else {
-                return .needMoreData
-            }
-            return .frame(bytes)
-        }
-    }
-
     @Test func userWrittenCodecWorksInThePipeline() throws {
         let channel = try Self.makeChannel(PairCodec())
         try channel.writeInbound(ByteBuffer(bytes: [1, 2, 3]))
