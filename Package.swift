@@ -44,7 +44,6 @@ let package = Package(
         // Internal (package access): the one lock box and the one unchecked wrapper every module uses.
         .target(
             name: "TetherConcurrency",
-            dependencies: [.product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
             swiftSettings: swiftSettings
         ),
         // Internal (package access): the one name resolver (getaddrinfo on NIO's thread pool), for sockets and

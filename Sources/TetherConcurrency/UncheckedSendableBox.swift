@@ -6,8 +6,8 @@
 ///
 /// Public and inlinable for speed only (the target is not a product): a box made in another module through a call
 /// that is not inlined costs a generic call and a metadata lookup each time, and boxes are made per callback.
+// Sendable: by contract of the call site (see the type's documentation); the box adds no sharing of its own.
 public struct UncheckedSendableBox<Value>: @unchecked Sendable {
-    // Sendable: by contract of the call site (see the type's documentation); the box adds no sharing of its own.
     /// The carried value.
     public let value: Value
 

@@ -27,7 +27,13 @@ extension SocketEngine {
                 }
                 let action = m.reads.next()
                 timer = m.reads.timer
-                if reportsProgress { snapshot = .some(m.reads.progress) }
+                // Only the actions below that publish a snapshot pay for one (it re-runs the head read's matcher).
+                switch action {
+                case .deliver, .partial, .awaitBytes:
+                    if reportsProgress { snapshot = .some(m.reads.progress) }
+                default:
+                    break
+                }
                 return action
             }
             guard active else { return }

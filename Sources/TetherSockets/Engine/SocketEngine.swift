@@ -76,9 +76,9 @@ final class SocketEngine: ChannelInboundHandler {
     }
 
     /// The read timer running, and the one the machine asked for when it was armed.
-    var readTimer: (spec: TCPReadQueue<ReadContinuation>.Timer, scheduled: Scheduled<Void>)?
+    var readTimer: (spec: ReadQueue.Timer, scheduled: Scheduled<Void>)?
     /// The write timer running, and the one the machine asked for when it was armed.
-    var writeTimer: (spec: TCPWriteQueue<WriteContinuation>.Timer, scheduled: Scheduled<Void>)?
+    var writeTimer: (spec: WriteQueue.Timer, scheduled: Scheduled<Void>)?
     /// Async face: the timers of tasks waiting for room in the window, by write id.
     var waitingTimers: [UInt64: Scheduled<Void>] = [:]
     /// Inside `channelRead`: completions queue their flush for `channelReadComplete`.
