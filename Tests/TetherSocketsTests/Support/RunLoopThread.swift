@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import NIOConcurrencyHelpers
 import TetherConcurrency
+import TetherTestSupport
 
 /// A thread that runs its `RunLoop` (in `mode`, which a test may change) until stopped: the home of a RunLoop-era
 /// socket in tests.
@@ -48,17 +49,10 @@ final class RunLoopThread: @unchecked Sendable {
     /// without holding a thread of the cooperative pool: that pool has as many threads as cores, and a test blocked
     /// on one would starve the others (and their sockets' timeouts) on a 2-core machine.
     func sync<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        // The result also crosses through a lock: the thread sanitizer sees a lock's ordering, and then every write
-        // the block made (an object it created) happens before the caller reads them.
-        let result = NIOLockedValueBox<Result<T, any Error>?>(nil)
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            perform {
-                let outcome = Result { try body() }
-                result.withLockedValue { $0 = outcome }
-                continuation.resume()
-            }
+        // Through `handOff`: the thread sanitizer sees every write the block made happen before the caller reads them.
+        try await handOff { deliver in
+            perform { deliver(Result { try body() }) }
         }
-        return try result.withLockedValue { $0! }.get()
     }
 
     /// Runs `body` on the run loop's thread, asynchronously, whatever mode it runs in. Through the library's
