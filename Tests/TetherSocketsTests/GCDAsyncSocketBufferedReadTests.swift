@@ -24,7 +24,7 @@ struct GCDAsyncSocketBufferedReadTests {
         try await connection.recorder.wait { $0.contains(.read(Data("HEADER".utf8), tag: 1)) }
         let (machine, loop) = socket.state.withLock { ($0.machine!, $0.adapter!.eventLoop) }
         // The rest of the peer's bytes reach the engine's buffer (one send, usually one chunk already).
-        while machine.withLock({ $0.reads.buffer.readableBytes }) < 4 { await Task.yield() }
+        while machine.withLock({ $0.reads.bufferedBytes }) < 4 { await Task.yield() }
         let blocker = await LoopBlocker.hold(loop)
         defer { blocker.unblock() }
         connection.recorder.queue.async { socket.readData(toLength: 4, withTimeout: -1, tag: 2) }

@@ -91,7 +91,7 @@ struct GCDAsyncSocketTLSTests {
         // the line, so that the hello is buffered when the handshake starts.
         let machine = try #require(child.state.withLock { $0.machine })
         let line = "STARTTLS\n".utf8.count
-        while machine.withLock({ $0.reads.buffer.readableBytes }) <= line { await Task.yield() }
+        while machine.withLock({ $0.reads.bufferedBytes }) <= line { await Task.yield() }
         child.readData(to: Data("\n".utf8), withTimeout: 10, tag: 1)
         child.startTLS(try certificates.server())
         child.readData(to: Data("\n".utf8), withTimeout: 10, tag: 2)

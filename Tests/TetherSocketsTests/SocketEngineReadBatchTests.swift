@@ -32,6 +32,20 @@ struct SocketEngineReadBatchTests {
         #expect(probe.reads.map(\.1) == [1])
     }
 
+    @Test func largeReadsOfOneBatchReachReadsOfWhatIsAvailableOneByOneInOrder() throws {
+        let (channel, engine, probe) = try makeEngine()
+        defer { _ = try? channel.finish() }  // closes the channel: pipeline and engine hold each other until then
+        let large = ReceiveBuffer.joinedBelow
+        channel.pipeline.fireChannelRead(ByteBuffer(string: String(repeating: "a", count: large)))
+        channel.pipeline.fireChannelRead(ByteBuffer(string: String(repeating: "b", count: large)))
+        channel.pipeline.fireChannelReadComplete()
+        // Each socket read as it came (no copy to join them): the second waits for the next read.
+        #expect(probe.reads.map(\.0) == [String(repeating: "a", count: large)])
+        _ = engine.enqueueRead(.available(maxLength: 0), timeout: nil, waiter: .delegate(tag: 2, destination: nil))
+        #expect(probe.reads.map(\.0) == [String(repeating: "a", count: large), String(repeating: "b", count: large)])
+        #expect(probe.reads.map(\.1) == [1, 2])
+    }
+
     @Test func partialProgressIsReportedOncePerBatch() throws {
         let (channel, engine, probe) = try makeEngine()
         defer { _ = try? channel.finish() }  // closes the channel: pipeline and engine hold each other until then

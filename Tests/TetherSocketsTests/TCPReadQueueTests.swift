@@ -77,7 +77,7 @@ struct TCPReadQueueTests {
         #expect(drain(&q) == ["partial 2 → tag 1", "await bytes"])
         q.received(ByteBuffer(string: "cdHI\r\nrest"))
         #expect(drain(&q) == ["deliver abcd → tag 1", "deliver HI\r\n → tag 2", "idle"])
-        #expect(String(buffer: q.buffer) == "rest")
+        #expect(String(buffer: q.receiveBuffer.front) == "rest")
     }
 
     @Test func delegateAvailableReadTakesWhatIsThereUpToItsCap() {
@@ -91,7 +91,7 @@ struct TCPReadQueueTests {
         var q = queue(.delegateFace, reads: [(.separator(crlf, maxLength: 4), tag1)], bytes: "abcdef")
         #expect(drain(&q) == ["close: readMaxedOut"])
         #expect(q.pendingTags == [1])
-        #expect(String(buffer: q.buffer) == "abcdef")
+        #expect(String(buffer: q.receiveBuffer.front) == "abcdef")
     }
 
     @Test func delegateEndOfStreamClosesOnceTheBufferedBytesAreServed() {
@@ -158,7 +158,7 @@ struct TCPReadQueueTests {
         #expect(q.removeAll().map(render) == ["tag 1", "tag 2"])
         #expect(q.timer == nil && q.headID == nil)
         #expect(String(buffer: q.takeBuffer()) == "xyz")
-        #expect(q.buffer.readableBytes == 0)
+        #expect(q.bufferedBytes == 0)
     }
 
     @Test func progressDescribesTheHeadRead() {
@@ -174,7 +174,7 @@ struct TCPReadQueueTests {
         var q = queue(.asyncFace, reads: [(.separator(crlf, maxLength: 3), .task("A")), (.length(5), .task("B"))])
         q.received(ByteBuffer(string: "abcdef"))
         #expect(drain(&q) == ["fail A: readMaxedOut", "deliver abcde → B", "idle"])
-        #expect(String(buffer: q.buffer) == "f")
+        #expect(String(buffer: q.receiveBuffer.front) == "f")
     }
 
     @Test func asyncEndOfStreamIsNilForAnEmptyAvailableReadAndAnErrorOtherwise() {
@@ -223,7 +223,7 @@ struct TCPReadQueueTests {
         q.received(ByteBuffer(string: "cde"))
         #expect(drain(&q) == ["idle"])
         #expect(frames.decoded == ["abc"])
-        #expect(String(buffer: q.buffer) == "de")
+        #expect(String(buffer: q.receiveBuffer.front) == "de")
     }
 
     // MARK: the table: every state × event

@@ -185,7 +185,7 @@ struct TCPStateMachineTests {
         #expect(m.reads.inputClosed)
         #expect(refusal(m.writeRefusal) == "refused: closed")
         #expect(m.writeRefusal?.code == GCDAsyncSocketError.closedByPeer.code)
-        #expect(String(buffer: m.reads.buffer) == "tail")
+        #expect(String(buffer: m.reads.receiveBuffer.front) == "tail")
     }
 
     @Test func theEndOfTheChannelDuringAHandshakeIsATLSError() {

@@ -119,7 +119,7 @@ extension SocketEngine {
         let wantsBytes: Bool? = peek { m in
             guard m.isActive, !m.reads.inputClosed else { return nil }
             return (m.reads.hasRequests && !m.reads.pausedForTimeoutQuery)
-                || m.reads.buffer.readableBytes < Self.pauseThreshold
+                || m.reads.bufferedBytes < Self.pauseThreshold
         }
         guard let wantsBytes, wantsBytes != isAutoReading else { return }
         isAutoReading = wantsBytes

@@ -52,7 +52,7 @@ extension SocketEngine {
             close(error: .wrapping(error, function: "startTLS"))
             return
         }
-        guard peek({ $0.reads.buffer.readableBytes }) > 0, peek({ $0.isActive }),
+        guard peek({ $0.reads.bufferedBytes }) > 0, peek({ $0.isActive }),
             let tlsContext = try? context.pipeline.syncOperations.context(handler: handler)
         else { return }
         let ciphertext = machine.reads.takeBuffer()

@@ -52,7 +52,9 @@ struct TCPReadQueue<Task> {
     }
 
     let policy: EnginePolicy
-    private(set) var buffer = ByteBuffer()
+    /// The bytes received and not consumed: reads match against its front; later socket reads wait behind it,
+    /// unjoined, until a read needs them.
+    private(set) var receiveBuffer = ReceiveBuffer()
     // A deque, not NIO's `CircularBuffer`: its subscript reads and changes the head request in place, where the
     // circular buffer's getter copies the whole request (waiter included) through the generic type's value
     // witnesses on every step. Empty, it allocates nothing.
@@ -68,7 +70,7 @@ struct TCPReadQueue<Task> {
     private(set) var timer: Timer?
     /// Reads queued after this id wait for the TLS handshake.
     var tlsBarrier: UInt64?
-    /// Frames decoded ahead of a `frames` iterator: their bytes are out of `buffer` until taken or reclaimed.
+    /// Frames decoded ahead of a `frames` iterator: their bytes are out of the receive buffer until taken or reclaimed.
     private var framesAhead: (any ReclaimableFrames)?
 
     init(policy: EnginePolicy) {
@@ -87,14 +89,14 @@ struct TCPReadQueue<Task> {
             if let ahead = framesAhead {
                 // Another read reached the connection: the frames not taken yet go back, in front of the buffer.
                 framesAhead = nil
-                if var reclaimed = ahead.reclaim() {
-                    reclaimed.writeBuffer(&buffer)
-                    buffer = reclaimed
-                }
+                if let reclaimed = ahead.reclaim() { receiveBuffer.prepend(reclaimed) }
             }
             if isBehindTLS(requests[head].id) { return .awaitTLS }
             if case .frame(let operation) = requests[head].waiter {
-                guard operation.attempt(&buffer, inputClosed: inputClosed) else {
+                // A frame may span the socket's reads: the decoder sees every byte, joined.
+                receiveBuffer.joinAll()
+                let inputClosed = inputClosed
+                guard receiveBuffer.withFront({ operation.attempt(&$0, inputClosed: inputClosed) }) else {
                     armTimerIfNeeded()
                     return .awaitBytes
                 }
@@ -103,14 +105,17 @@ struct TCPReadQueue<Task> {
                 framesAhead = operation.decodedAhead
                 continue
             }
-            switch requests[head].matcher.match(buffer) {
+            switch requests[head].matcher.match(receiveBuffer.front) {
             case .complete(let count):
                 timer = nil
-                let bytes = buffer.readSlice(length: count)!
+                let bytes = receiveBuffer.readFront(count)
                 let request = requests.removeFirst()
                 deliveriesInFlight += 1
                 return .deliver(bytes, request.waiter)
             case .incomplete(let bytesDone):
+                // The read needs more than the front holds: join the next socket read and match again. (A read of
+                // what is available joins only into an empty front, which adopts the read without a copy.)
+                if receiveBuffer.joinNext() { continue }
                 let reported = requests[head].reported
                 if policy.reportsProgress, bytesDone > reported, requests[head].matcher.kind.reportsPartialProgress,
                     case .delegate(let tag, _) = requests[head].waiter
@@ -126,7 +131,7 @@ struct TCPReadQueue<Task> {
                 if case .task(let task) = requests[head].waiter {
                     let request = requests.removeFirst()
                     timer = nil
-                    if case .available = request.matcher.kind, buffer.readableBytes == 0 {
+                    if case .available = request.matcher.kind, receiveBuffer.readableBytes == 0 {
                         return .endOfStream(task)
                     }
                     return .fail(request.waiter, GCDAsyncSocketError.closedByPeer)
@@ -144,7 +149,7 @@ struct TCPReadQueue<Task> {
                 return .fail(request.waiter, GCDAsyncSocketError.readMaxedOut)
             }
         }
-        if inputClosed && buffer.readableBytes == 0 {
+        if inputClosed && receiveBuffer.readableBytes == 0 {
             if policy.autoDisconnectOnClosedReadStream { return .close(.closedByPeer) }
             if !closureReported {
                 closureReported = true
@@ -174,8 +179,13 @@ struct TCPReadQueue<Task> {
         guard requests.isEmpty, deliveriesInFlight == 0, !inputClosed, !pausedForTimeoutQuery, framesAhead == nil
         else { return nil }
         var matcher = ReadMatcher(kind: kind)
-        guard case .complete(let count) = matcher.match(buffer) else { return nil }
-        return buffer.readSlice(length: count)
+        while true {
+            switch matcher.match(receiveBuffer.front) {
+            case .complete(let count): return receiveBuffer.readFront(count)
+            case .incomplete: guard receiveBuffer.joinNext() else { return nil }
+            case .maxedOut: return nil
+            }
+        }
     }
 
     /// The handler handed a completed read to its waiter (after a `.deliver`).
@@ -185,26 +195,20 @@ struct TCPReadQueue<Task> {
 
     /// Bytes arrived from the channel.
     mutating func received(_ incoming: ByteBuffer) {
-        var incoming = incoming
-        if buffer.readableBytes == 0 {
-            buffer = incoming
-        } else {
-            if buffer.readerIndex > 0 && buffer.readerIndex >= buffer.capacity / 2 {
-                buffer.discardReadBytes()
-            }
-            buffer.writeBuffer(&incoming)
-        }
+        receiveBuffer.append(incoming)
     }
+
+    /// Every byte received and not consumed.
+    var bufferedBytes: Int { receiveBuffer.readableBytes }
 
     /// The peer closed its side: no more bytes.
     mutating func endOfInput() {
         inputClosed = true
     }
 
-    /// Takes every buffered byte (to feed a TLS handler as ciphertext).
+    /// Takes every buffered byte, joined (to feed a TLS handler as ciphertext, or to carry on a closing error).
     mutating func takeBuffer() -> ByteBuffer {
-        defer { buffer = ByteBuffer() }
-        return buffer
+        receiveBuffer.takeAll()
     }
 
     /// The id of the head read.
@@ -281,10 +285,11 @@ struct TCPReadQueue<Task> {
 
     private func bytesDone(_ matcher: ReadMatcher) -> Int {
         var matcher = matcher
-        switch matcher.match(buffer) {
+        // Against the front: a read that waits has every byte joined to it (`next()` joins before it waits).
+        switch matcher.match(receiveBuffer.front) {
         case .complete(let count): return count
         case .incomplete(let done): return done
-        case .maxedOut: return buffer.readableBytes
+        case .maxedOut: return receiveBuffer.front.readableBytes
         }
     }
 }

@@ -163,7 +163,7 @@ struct TCPStateMachine<ReadTask, WriteTask> {
         guard case .open = phase, closesAfter.isEmpty, !tls.isPending,
             let bytes = reads.takeIfReady(kind)
         else { return nil }
-        let wakesLoop = isReadingPaused && reads.buffer.readableBytes < SocketEngine.pauseThreshold
+        let wakesLoop = isReadingPaused && reads.bufferedBytes < SocketEngine.pauseThreshold
         return (bytes.deliveredData, wakesLoop)
     }
 

@@ -1,0 +1,118 @@
+import NIOCore
+import Testing
+
+@testable import TetherSockets
+
+/// The receive buffer keeps large socket reads whole behind its front and joins them only when asked; small reads
+/// are joined at once.
+struct ReceiveBufferTests {
+    /// A read of `count` bytes of `byte`, as NIO would hand it over.
+    private func read(_ count: Int, of byte: UInt8) -> ByteBuffer {
+        ByteBuffer(repeating: byte, count: count)
+    }
+
+    /// The address of `buffer`'s first readable byte: equal addresses mean the same storage, no copy.
+    private func address(_ buffer: ByteBuffer) -> UInt {
+        buffer.withUnsafeReadableBytes { UInt(bitPattern: $0.baseAddress) }
+    }
+
+    private var large: Int { ReceiveBuffer.joinedBelow }
+
+    @Test func theFirstReadIntoAnEmptyBufferIsAdoptedAsTheFront() {
+        var buffer = ReceiveBuffer()
+        let first = read(large, of: 1)
+        buffer.append(first)
+        #expect(address(buffer.front) == address(first))
+        #expect(!buffer.hasBytesBehind)
+        #expect(buffer.readableBytes == large)
+    }
+
+    @Test func smallReadsAreJoinedToTheFrontAtOnce() {
+        var buffer = ReceiveBuffer()
+        buffer.append(ByteBuffer(string: "ab"))
+        buffer.append(ByteBuffer(string: "cd"))
+        #expect(String(buffer: buffer.front) == "abcd")
+        #expect(!buffer.hasBytesBehind)
+    }
+
+    @Test func largeReadsWaitBehindTheFrontUnjoinedAndAreCounted() {
+        var buffer = ReceiveBuffer()
+        buffer.append(ByteBuffer(string: "ab"))
+        buffer.append(read(large, of: 2))
+        buffer.append(read(large + 1, of: 3))
+        #expect(String(buffer: buffer.front) == "ab")
+        #expect(buffer.hasBytesBehind)
+        #expect(buffer.readableBytes == 2 + large + large + 1)
+    }
+
+    @Test func aSmallReadAfterALargeOneJoinsTheLastReadBehindTheFront() {
+        var buffer = ReceiveBuffer()
+        buffer.append(ByteBuffer(string: "ab"))
+        buffer.append(read(large, of: 2))
+        buffer.append(ByteBuffer(string: "z"))
+        #expect(buffer.readableBytes == 2 + large + 1)
+        let joined = buffer.joinNext()
+        #expect(joined)
+        #expect(!buffer.hasBytesBehind)
+        #expect(buffer.front.readableBytes == 2 + large + 1)
+        #expect(buffer.front.getInteger(at: buffer.front.writerIndex - 1, as: UInt8.self) == UInt8(ascii: "z"))
+    }
+
+    @Test func joiningIntoAnEmptyFrontAdoptsTheReadWithoutACopy() {
+        var buffer = ReceiveBuffer()
+        buffer.append(read(large, of: 1))
+        let second = read(large, of: 2)
+        buffer.append(second)
+        _ = buffer.readFront(large)
+        #expect(buffer.front.readableBytes == 0)
+        let adopted = buffer.joinNext()
+        #expect(adopted)
+        #expect(address(buffer.front) == address(second))
+        let more = buffer.joinNext()
+        #expect(!more)
+    }
+
+    @Test func joiningIntoAFrontWithBytesAppendsInOrder() {
+        var buffer = ReceiveBuffer()
+        buffer.append(read(large, of: 1))
+        buffer.append(read(large, of: 2))
+        buffer.append(read(large, of: 3))
+        buffer.joinAll()
+        #expect(!buffer.hasBytesBehind)
+        let bytes = buffer.front.getBytes(at: buffer.front.readerIndex, length: 3 * large)!
+        #expect(
+            bytes == Array(repeating: 1, count: large) + Array(repeating: 2, count: large)
+                + Array(repeating: 3, count: large)
+        )
+    }
+
+    @Test func takeAllReturnsEveryByteJoinedAndEmpties() {
+        var buffer = ReceiveBuffer()
+        buffer.append(ByteBuffer(string: "ab"))
+        buffer.append(read(large, of: 2))
+        let all = buffer.takeAll()
+        #expect(all.readableBytes == 2 + large)
+        #expect(all.getString(at: all.readerIndex, length: 2) == "ab")
+        #expect(buffer.readableBytes == 0)
+        #expect(!buffer.hasBytesBehind)
+    }
+
+    @Test func prependPutsBytesBeforeTheFrontAndKeepsTheReadsBehind() {
+        var buffer = ReceiveBuffer()
+        buffer.append(ByteBuffer(string: "cd"))
+        buffer.append(read(large, of: 9))
+        buffer.prepend(ByteBuffer(string: "ab"))
+        #expect(String(buffer: buffer.front) == "abcd")
+        #expect(buffer.readableBytes == 4 + large)
+    }
+
+    @Test func anEmptyReadChangesNothing() {
+        var buffer = ReceiveBuffer()
+        buffer.append(ByteBuffer())
+        #expect(buffer.readableBytes == 0)
+        buffer.append(ByteBuffer(string: "a"))
+        buffer.append(ByteBuffer())
+        #expect(String(buffer: buffer.front) == "a")
+        #expect(!buffer.hasBytesBehind)
+    }
+}
