@@ -86,6 +86,23 @@ struct ReceiveBufferTests {
         )
     }
 
+    @Test func aLimitedJoinCopiesOnlyWhatIsAskedAndLeavesTheRestUncopiedBehind() {
+        var buffer = ReceiveBuffer()
+        buffer.append(ByteBuffer(string: "abc"))
+        var second = ByteBuffer(string: "def")
+        second.writeRepeatingByte(7, count: large)
+        buffer.append(second)
+        let joined = buffer.joinNext(atMost: 3)
+        #expect(joined)
+        #expect(String(buffer: buffer.front) == "abcdef")
+        #expect(buffer.readableBytes == 6 + large)
+        _ = buffer.readFront(6)
+        let adopted = buffer.joinNext()
+        #expect(adopted)
+        #expect(buffer.front.readableBytes == large)
+        #expect(address(buffer.front) == address(second) + 3)
+    }
+
     @Test func takeAllReturnsEveryByteJoinedAndEmpties() {
         var buffer = ReceiveBuffer()
         buffer.append(ByteBuffer(string: "ab"))

@@ -57,6 +57,26 @@ struct TCPReadQueueSegmentTests {
         #expect(q.bufferedBytes == large - 1)
     }
 
+    @Test func aLengthReadAcrossSocketReadsCopiesOnlyItsOwnBytes() throws {
+        // The seed's pattern: a header read across the boundary of two socket reads, then the rest of the stream.
+        var q = Queue(policy: .delegateFace)
+        var first = read(large, of: 1)
+        first.writeString("HEA")
+        var second = ByteBuffer(string: "DER")
+        second.writeRepeatingByte(2, count: large)
+        q.received(first)
+        q.received(second)
+        _ = q.enqueue(id: 1, kind: .length(large), timeout: nil, waiter: delegate(1))
+        _ = q.enqueue(id: 2, kind: .length(6), timeout: nil, waiter: delegate(2))
+        _ = q.enqueue(id: 3, kind: .available(maxLength: 0), timeout: nil, waiter: delegate(3))
+        _ = try #require(nextDelivery(&q))
+        let header = try #require(nextDelivery(&q))
+        #expect(String(buffer: header) == "HEADER")
+        let rest = try #require(nextDelivery(&q))
+        #expect(rest.readableBytes == large)
+        #expect(address(rest) == address(second) + 3)  // not copied
+    }
+
     @Test func aSeparatorThatStraddlesTwoSocketReadsIsFound() throws {
         var q = Queue(policy: .delegateFace)
         var first = read(large, of: 0x61)

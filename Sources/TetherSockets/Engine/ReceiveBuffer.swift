@@ -7,8 +7,9 @@ import NIOCore
 /// Appending every socket read to one buffer copies each one that arrives while bytes wait (several reads of one
 /// batch, or a stream that runs ahead of its reader): at bulk rates that `memmove` was a fifth of the delegate
 /// face's CPU. Here a large read is kept whole, and joined to the front (the same copy as before) only when a read
-/// needs bytes across the boundary: a length or separator read, or a frame. A read of whatever is available takes
-/// the front alone, so a bulk stream is delivered read by read, as NIO read it, with no copy. Small reads (under
+/// needs bytes across the boundary: a separator read or a frame (the whole next read), or a length read (only the
+/// bytes it misses). A read of whatever is available takes the front alone, so a bulk stream is delivered read by
+/// read, as NIO read it, with no copy. Small reads (under
 /// ``joinedBelow`` bytes) are joined at once: their copy is cheap, and a chatty peer's bytes reach the reader
 /// together.
 struct ReceiveBuffer {
@@ -44,15 +45,24 @@ struct ReceiveBuffer {
         }
     }
 
-    /// Joins the next read behind the front to it (adopted when the front is empty, else copied); false when none
-    /// waits.
-    mutating func joinNext() -> Bool {
-        guard var next = behind.popFirst() else { return false }
-        behindBytes -= next.readableBytes
-        if front.readableBytes == 0 {
-            front = next
+    /// Joins the next read behind the front to it: adopted whole when the front is empty (no copy); else appended,
+    /// but no more than `limit` bytes of it (what a length read still misses), the rest staying behind for the reads
+    /// after it. False when no read waits behind the front.
+    mutating func joinNext(atMost limit: Int = .max) -> Bool {
+        guard !behind.isEmpty else { return false }
+        let head = behind.startIndex
+        if front.readableBytes == 0 || behind[head].readableBytes <= max(limit, 1) {
+            var next = behind.removeFirst()
+            behindBytes -= next.readableBytes
+            if front.readableBytes == 0 {
+                front = next
+            } else {
+                Self.join(&next, to: &front)
+            }
         } else {
-            Self.join(&next, to: &front)
+            var part = behind[head].readSlice(length: max(limit, 1))!
+            behindBytes -= part.readableBytes
+            Self.join(&part, to: &front)
         }
         return true
     }

@@ -115,7 +115,7 @@ struct TCPReadQueue<Task> {
             case .incomplete(let bytesDone):
                 // The read needs more than the front holds: join the next socket read and match again. (A read of
                 // what is available joins only into an empty front, which adopts the read without a copy.)
-                if receiveBuffer.joinNext() { continue }
+                if joinBehind(for: requests[head].matcher.kind) { continue }
                 let reported = requests[head].reported
                 if policy.reportsProgress, bytesDone > reported, requests[head].matcher.kind.reportsPartialProgress,
                     case .delegate(let tag, _) = requests[head].waiter
@@ -182,7 +182,7 @@ struct TCPReadQueue<Task> {
         while true {
             switch matcher.match(receiveBuffer.front) {
             case .complete(let count): return receiveBuffer.readFront(count)
-            case .incomplete: guard receiveBuffer.joinNext() else { return nil }
+            case .incomplete: guard joinBehind(for: kind) else { return nil }
             case .maxedOut: return nil
             }
         }
@@ -191,6 +191,15 @@ struct TCPReadQueue<Task> {
     /// The handler handed a completed read to its waiter (after a `.deliver`).
     mutating func delivered() {
         deliveriesInFlight -= 1
+    }
+
+    /// Joins bytes waiting behind the receive buffer's front for a read of `kind` that the front cannot complete:
+    /// a length read takes only the bytes it misses, other reads the whole next socket read. False when none wait.
+    private mutating func joinBehind(for kind: ReadKind) -> Bool {
+        if case .length(let length) = kind {
+            return receiveBuffer.joinNext(atMost: length - receiveBuffer.front.readableBytes)
+        }
+        return receiveBuffer.joinNext()
     }
 
     /// Bytes arrived from the channel.

@@ -18,7 +18,8 @@ extension AsyncSocket {
 
     // MARK: reading
 
-    /// Reads whatever is available (at least one byte). A negative timeout never times out.
+    /// Reads whatever is available (at least one byte): what one read from the socket brought, small reads that
+    /// arrived together joined. A negative timeout never times out.
     public func readData(withTimeout timeout: TimeInterval, tag: Int) {
         admit(read: true)?.readData(withTimeout: timeout, tag: tag)
     }

@@ -51,6 +51,11 @@ extension GCDAsyncSocket {
     // MARK: reading
 
     /// Reads whatever is available (≥ 1 byte); the result arrives as `socket(_:didRead:withTag:)`.
+    ///
+    /// "Available" is what one read from the socket brought (small reads that arrived together come joined): a
+    /// stream that runs ahead of its reader is delivered over several of these reads, one socket read each, so
+    /// that no bytes are copied to join them. Re-issued from the callback, the next one completes from the bytes
+    /// already buffered without a visit to the event loop.
     /// - Parameters:
     ///   - timeout: seconds from when the read becomes current; negative = none, 0 = at once.
     ///   - tag: echoed in the callbacks.

@@ -253,6 +253,10 @@ public final class TCPConnection: Sendable {
     }
 
     /// Reads what is available: at least 1 byte, at most `maxLength`.
+    ///
+    /// What is available is what one read from the socket brought (small reads that arrived together come joined):
+    /// a stream that runs ahead of its reader comes over several calls, one socket read each, never copied to join
+    /// them.
     /// - Returns: the bytes, or nil once the peer closed and every byte has been read.
     /// - Throws: `.badParam` (`maxLength < 1`), `.readTimeout`, `CancellationError`.
     public func readAvailable(maxLength: Int = 65_536, timeout: Duration? = nil) async throws -> ByteBuffer? {
