@@ -103,6 +103,16 @@ struct ReceiveBufferTests {
         #expect(address(buffer.front) == address(second) + 3)
     }
 
+    @Test func aFrontReadToItsEndLetsGoOfTheSocketReadsStorage() {
+        var buffer = ReceiveBuffer()
+        buffer.append(read(large, of: 1))
+        _ = buffer.readFront(large - 1)
+        #expect(buffer.front.capacity >= large)  // a byte left: the storage stays
+        _ = buffer.readFront(1)
+        #expect(buffer.front.capacity == 0)  // NIO's pooled allocator may read into it again
+        #expect(buffer.readableBytes == 0)
+    }
+
     @Test func takeAllReturnsEveryByteJoinedAndEmpties() {
         var buffer = ReceiveBuffer()
         buffer.append(ByteBuffer(string: "ab"))

@@ -86,9 +86,18 @@ struct ReceiveBuffer {
         return front
     }
 
+    /// An empty front that holds no socket read's storage.
+    private static let empty = ByteBuffer()
+
     /// Reads `count` bytes off the front (`count` ≤ the front's readable bytes).
+    ///
+    /// A front read to its end lets go of its storage: once the reader is done with the bytes, NIO's pooled
+    /// receive allocator finds the buffer unshared and reads into it again, still warm in the cache, instead of
+    /// allocating a new one for every read.
     mutating func readFront(_ count: Int) -> ByteBuffer {
-        front.readSlice(length: count)!
+        let bytes = front.readSlice(length: count)!
+        if front.readableBytes == 0 { front = Self.empty }
+        return bytes
     }
 
     /// Runs `body` on the front in place (a frame read decodes from it).
