@@ -72,15 +72,9 @@ struct SocketEngineTLSBatchTests {
 
     private func tls13(request: TLSUpgrade, client context: NIOSSLContext) throws {
         let (server, probe) = try secureEngine(request, readTag: 7)
-        let client = EmbeddedChannel()
-        defer {
-            tearDown(server)
-            tearDown(client)
-        }
-        try client.pipeline.syncOperations.addHandler(
-            try NIOSSLClientHandler(context: context, serverHostname: "localhost")
-        )
-        try client.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).wait()
+        defer { tearDown(server) }
+        let client = try connectedPeer(try NIOSSLClientHandler(context: context, serverHostname: "localhost"))
+        defer { tearDown(client) }
 
         // ClientHello → the server's flight, Finished included → the client is secure.
         #expect(try pump(client, to: server))
@@ -89,11 +83,7 @@ struct SocketEngineTLSBatchTests {
         // The client's Finished and its first record reach the server as one read.
         client.writeAndFlush(ByteBuffer(string: "hello"), promise: nil)
         #expect(try pump(client, to: server))
-
-        #expect(probe.events.filter { $0 == "secured" }.count == 1)
-        #expect(probe.reads.map(\.0) == ["hello"])
-        #expect(probe.reads.map(\.1) == [7])
-        #expect(probe.closeError == nil)
+        expectSecured(probe, thenRead: "hello", tag: 7)
     }
 
     @Test func aTLS12ClientGetsTheServersFirstRecordInTheBatchOfItsFinished() async throws {
@@ -110,13 +100,9 @@ struct SocketEngineTLSBatchTests {
 
     private func tls12(request: TLSUpgrade, server context: NIOSSLContext) throws {
         let (client, probe) = try secureEngine(request, readTag: 9)
-        let server = EmbeddedChannel()
-        defer {
-            tearDown(client)
-            tearDown(server)
-        }
-        try server.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
-        try server.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).wait()
+        defer { tearDown(client) }
+        let server = try connectedPeer(NIOSSLServerHandler(context: context))
+        defer { tearDown(server) }
 
         // ClientHello → ServerHello…Done → the client's key exchange and Finished → the server is secure.
         #expect(try pump(client, to: server))
@@ -126,10 +112,22 @@ struct SocketEngineTLSBatchTests {
         // The server's Finished and its first record reach the client as one read.
         server.writeAndFlush(ByteBuffer(string: "welcome"), promise: nil)
         #expect(try pump(server, to: client))
+        expectSecured(probe, thenRead: "welcome", tag: 9)
+    }
 
+    /// The NIOSSL peer: its handler on a connected embedded channel (the handshake starts).
+    private func connectedPeer(_ handler: NIOSSLHandler) throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(handler)
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).wait()
+        return channel
+    }
+
+    /// The engine became secure once, and the read behind the upgrade got `text`, with nothing closed.
+    private func expectSecured(_ probe: EngineProbe, thenRead text: String, tag: Int) {
         #expect(probe.events.filter { $0 == "secured" }.count == 1)
-        #expect(probe.reads.map(\.0) == ["welcome"])
-        #expect(probe.reads.map(\.1) == [9])
+        #expect(probe.reads.map(\.0) == [text])
+        #expect(probe.reads.map(\.1) == [tag])
         #expect(probe.closeError == nil)
     }
 }
