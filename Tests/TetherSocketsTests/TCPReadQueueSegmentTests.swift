@@ -119,6 +119,30 @@ struct TCPReadQueueSegmentTests {
         #expect(q.bufferedBytes == 2 * large)  // nothing lost
     }
 
+    @Test func atTheEndOfTheStreamAvailableReadsGetEveryByteBehindTheFrontBeforeTheEnd() throws {
+        var q = Queue(policy: .asyncFace)
+        q.received(read(large, of: 1))
+        q.received(read(large, of: 2))
+        q.endOfInput()
+        for task in ["a", "b", "c"] {
+            _ = q.enqueue(
+                id: UInt64(task.unicodeScalars.first!.value),
+                kind: .available(maxLength: 0),
+                timeout: nil,
+                waiter: .task(task)
+            )
+        }
+        let first = try #require(nextDelivery(&q))
+        let second = try #require(nextDelivery(&q))
+        #expect(first.getInteger(at: first.readerIndex, as: UInt8.self) == 1)
+        #expect(second.getInteger(at: second.readerIndex, as: UInt8.self) == 2)
+        guard case .endOfStream(let task) = q.next() else {
+            Issue.record("expected the end of the stream")
+            return
+        }
+        #expect(task == "c")
+    }
+
     @Test func theBytesACloseCarriesAreEveryUnreadByteInOrder() {
         var q = Queue(policy: .delegateFace)
         q.received(ByteBuffer(string: "ab"))

@@ -9,15 +9,17 @@ import NIOCore
 /// face's CPU. Here a large read is kept whole, and joined to the front (the same copy as before) only when a read
 /// needs bytes across the boundary: a separator read or a frame (the whole next read), or a length read (only the
 /// bytes it misses). A read of whatever is available takes the front alone, so a bulk stream is delivered read by
-/// read, as NIO read it, with no copy. Small reads (under
-/// ``joinedBelow`` bytes) are joined at once: their copy is cheap, and a chatty peer's bytes reach the reader
-/// together.
+/// read, as NIO read it, with no copy. Small reads (under ``joinedBelow`` bytes) are joined at once: their copy is
+/// cheap, and a chatty peer's bytes reach the reader together.
 struct ReceiveBuffer {
     /// Reads smaller than this are appended at once, not kept apart.
     static let joinedBelow = 4096
 
+    /// An empty front that holds no socket read's storage.
+    private static let empty = ByteBuffer()
+
     /// The bytes reads are matched against.
-    private(set) var front = ByteBuffer()
+    private(set) var front = Self.empty
     /// Later reads from the socket, in order, not joined to `front` yet.
     private var behind = Deque<ByteBuffer>()
     /// The bytes in `behind`.
@@ -51,7 +53,8 @@ struct ReceiveBuffer {
     mutating func joinNext(atMost limit: Int = .max) -> Bool {
         guard !behind.isEmpty else { return false }
         let head = behind.startIndex
-        if front.readableBytes == 0 || behind[head].readableBytes <= max(limit, 1) {
+        let limit = max(limit, 1)
+        if front.readableBytes == 0 || behind[head].readableBytes <= limit {
             var next = behind.removeFirst()
             behindBytes -= next.readableBytes
             if front.readableBytes == 0 {
@@ -60,7 +63,7 @@ struct ReceiveBuffer {
                 Self.join(&next, to: &front)
             }
         } else {
-            var part = behind[head].readSlice(length: max(limit, 1))!
+            var part = behind[head].readSlice(length: limit)!
             behindBytes -= part.readableBytes
             Self.join(&part, to: &front)
         }
@@ -82,12 +85,9 @@ struct ReceiveBuffer {
     /// Takes every byte, joined, and leaves the buffer empty.
     mutating func takeAll() -> ByteBuffer {
         joinAll()
-        defer { front = ByteBuffer() }
+        defer { front = Self.empty }
         return front
     }
-
-    /// An empty front that holds no socket read's storage.
-    private static let empty = ByteBuffer()
 
     /// Reads `count` bytes off the front (`count` ≤ the front's readable bytes).
     ///
