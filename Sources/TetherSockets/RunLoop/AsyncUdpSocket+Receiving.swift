@@ -96,10 +96,9 @@ extension AsyncUdpSocket {
 
     /// Starts the active request's timeout (none for a negative one); it fires through the run loop.
     private func armTimer(_ request: AsyncUdpReceiveQueue.Request) {
-        guard request.timeout >= 0 else { return }
+        guard let delay = TimeoutValue.timeout(request.timeout) else { return }
         let id = request.id
-        let nanoseconds = Int64(min(request.timeout, 1e9) * 1e9)
-        let task = timerLoop.scheduleTask(in: .nanoseconds(nanoseconds)) { [weak self] () -> Void in
+        let task = timerLoop.scheduleTask(in: delay) { [weak self] () -> Void in
             self?.post { sock in sock.receiveTimedOut(id) }
         }
         let stale = state.withLock { s -> Bool in

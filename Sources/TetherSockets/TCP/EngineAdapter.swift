@@ -1,3 +1,4 @@
+import DequeModule
 import Dispatch
 import Foundation
 import Logging
@@ -6,10 +7,11 @@ import NIOCore
 import TetherConcurrency
 
 /// Connects one life of an ``GCDAsyncSocket`` to its engine: receives the engine's events on the event loop and turns
-/// them into delegate callbacks. The engine holds it until the connection closes, and it holds the socket: that is
-/// the engine-retained lifetime.
+/// them into delegate callbacks. The engine holds it until the connection closes; it holds the socket weakly, as the
+/// original's sources did: the user's last reference going away closes the connection (``GCDAsyncSocket``'s
+/// `deinit`), and the engine then has nobody left to call.
 final class EngineAdapter: SocketEngineOwner {
-    let socket: GCDAsyncSocket
+    weak var socket: GCDAsyncSocket?
     let life: UInt64
     /// Only the connecting side reports `didConnect`; accepted sockets never do.
     let reportsConnect: Bool
@@ -28,9 +30,11 @@ final class EngineAdapter: SocketEngineOwner {
         engineBox = engine
     }
 
-    /// Runs `body` with the engine on its event loop (inline when already there).
+    /// Runs `body` with the engine on its event loop (inline when already there), after every operation handed over
+    /// from another thread before it: operations run in the order they were issued, whichever thread issued them.
     func withEngine(_ body: @escaping (SocketEngine) -> Void) {
         if eventLoop.inEventLoop {
+            if inbox.withLock({ !$0.operations.isEmpty }) { runInbox() }
             if let engine = engineBox { body(engine) }
             return
         }
@@ -38,6 +42,7 @@ final class EngineAdapter: SocketEngineOwner {
         // order. A delegate queue that issues several writes in a row wakes the loop once, not once per write.
         let schedules = inbox.withLock { inbox -> Bool in
             inbox.operations.append(body)
+            inbox.unfinished += 1
             if inbox.isScheduled { return false }
             inbox.isScheduled = true
             return true
@@ -48,31 +53,47 @@ final class EngineAdapter: SocketEngineOwner {
         eventLoop.execute { adapter.value.runInbox() }
     }
 
-    /// Whether operations handed over from other threads wait for the loop (a read must not overtake them).
+    /// Whether operations handed over from other threads have not finished running on the loop (a read served from
+    /// the buffer off the loop must not overtake them). True from the hand-over until the operation has returned:
+    /// an operation taken out of the inbox but still running counts, or a read issued after it could complete first.
     var hasPendingOperations: Bool {
-        inbox.withLock { !$0.operations.isEmpty }
+        inbox.withLock { $0.unfinished > 0 }
     }
 
     /// Operations handed over from other threads, not yet run on the loop.
     private struct Inbox {
-        var operations: [(SocketEngine) -> Void] = []
+        var operations: Deque<(SocketEngine) -> Void> = []
+        /// Operations handed over and not yet returned: those waiting in `operations` and those being run.
+        var unfinished = 0
         var isScheduled = false
+
+        /// The next operation to run (`finished`: the one taken before has returned); nil when none waits, and the
+        /// next hand-over schedules a run again.
+        mutating func next(finished: Bool) -> ((SocketEngine) -> Void)? {
+            if finished { unfinished -= 1 }
+            guard let operation = operations.popFirst() else {
+                isScheduled = false
+                return nil
+            }
+            return operation
+        }
     }
 
     private let inbox = LockedBox(Inbox())
 
+    /// Runs the inbox's operations one at a time, in order, until it is empty. One taken at a time: an operation
+    /// whose callback (event-loop delivery) issues another inline runs the rest of the inbox first, through
+    /// ``withEngine(_:)``, and this loop then finds it empty.
     private func runInbox() {
-        let operations = inbox.withLock { inbox -> [(SocketEngine) -> Void] in
-            inbox.isScheduled = false
-            defer { inbox.operations = [] }
-            return inbox.operations
-        }
-        for operation in operations {
-            if let engine = engineBox { operation(engine) }
+        var operation = inbox.withLock { $0.next(finished: false) }
+        while let current = operation {
+            if let engine = engineBox { current(engine) }
+            operation = inbox.withLock { $0.next(finished: true) }
         }
     }
 
     func engineDidActivate(_ engine: SocketEngine) {
+        guard let socket else { return }
         let channel = engine.context?.channel
         let url: URL? = socket.state.withLock { s in
             guard s.lifecycle.isCurrent(life: life) else { return nil }
@@ -99,6 +120,7 @@ final class EngineAdapter: SocketEngineOwner {
     }
 
     func engine(_ engine: SocketEngine, didRead bytes: ByteBuffer, tag: Int, destination: CallerBuffer?) {
+        guard let socket else { return }
         socket.logger?.trace("read", metadata: ["tag": "\(tag)", "bytes": "\(bytes.readableBytes)"])
         // The delivered read owns its bytes: taken here, on the loop, before the engine's buffer takes more.
         let data = bytes.deliveredData
@@ -108,17 +130,20 @@ final class EngineAdapter: SocketEngineOwner {
     }
 
     func engine(_ engine: SocketEngine, didReadPartialDataOfLength length: Int, tag: Int) {
+        guard let socket else { return }
         socket.deliver(life: life) { sock, delegate in
             delegate.socket(sock, didReadPartialDataOfLength: UInt(length), tag: tag)
         }
     }
 
     func engine(_ engine: SocketEngine, didWriteDataWithTag tag: Int) {
+        guard let socket else { return }
         socket.logger?.trace("wrote", metadata: ["tag": "\(tag)"])
         socket.deliver(life: life) { sock, delegate in delegate.socket(sock, didWriteDataWithTag: tag) }
     }
 
     func engine(_ engine: SocketEngine, didWritePartialDataOfLength length: Int, tag: Int) {
+        guard let socket else { return }
         socket.deliver(life: life) { sock, delegate in
             delegate.socket(sock, didWritePartialDataOfLength: UInt(length), tag: tag)
         }
@@ -132,6 +157,7 @@ final class EngineAdapter: SocketEngineOwner {
         bytesDone: Int,
         respond: @escaping (TimeAmount) -> Void
     ) {
+        guard let socket else { return respond(.zero) }
         let seconds = Double(elapsed.nanoseconds) / 1e9
         socket.logger?.debug(
             "\(kind) timed out; asking the delegate",
@@ -142,7 +168,7 @@ final class EngineAdapter: SocketEngineOwner {
         let reply = UncheckedSendableBox(respond)
         let asked = socket.deliver(life: life) { sock, delegate in
             let forward: @Sendable (TimeInterval) -> Void = { answer in
-                let extensionTime = answer > 0 ? TimeAmount.nanoseconds(Int64(answer * 1e9)) : .zero
+                let extensionTime = TimeoutValue.extensionTime(answer)
                 if loop.inEventLoop {
                     reply.value(extensionTime)
                 } else {
@@ -183,11 +209,13 @@ final class EngineAdapter: SocketEngineOwner {
     }
 
     func engineReadStreamDidClose(_ engine: SocketEngine) {
+        guard let socket else { return }
         socket.logger?.debug("read stream closed by the peer")
         socket.deliver(life: life) { sock, delegate in delegate.socketDidCloseReadStream(sock) }
     }
 
     func engineDidSecure(_ engine: SocketEngine, negotiatedProtocol: String?) {
+        guard let socket else { return }
         socket.state.withLock { s in
             guard s.lifecycle.isCurrent(life: life) else { return }
             s.isSecure = true
@@ -198,6 +226,7 @@ final class EngineAdapter: SocketEngineOwner {
     }
 
     func engine(_ engine: SocketEngine, didReceive trust: TLSPeerTrust, answer: @escaping @Sendable (Bool) -> Void) {
+        guard let socket else { return answer(false) }
         let asked = socket.deliver(life: life) { sock, delegate in
             delegate.socket(sock, didReceive: trust, completionHandler: answer)
         }
@@ -207,8 +236,18 @@ final class EngineAdapter: SocketEngineOwner {
     func engineDidClose(_ engine: SocketEngine, error: GCDAsyncSocketError?) {
         connector?.cancel(with: error ?? .closedLocally)
         connector = nil
-        socket.lifeEnded(life, error: error)
+        socket?.lifeEnded(life, error: error)
         engineBox = nil
+    }
+
+    /// The socket was released (its `deinit`): the connection closes on the loop, with nobody left to tell. Always a
+    /// task of its own, never inline: the release may happen inside one of the engine's own callbacks.
+    func socketReleased() {
+        // Sendable: the adapter is used on its event loop only, where this task runs.
+        let adapter = UncheckedSendableBox(self)
+        eventLoop.execute {
+            adapter.value.withEngine { engine in engine.close(error: nil) }
+        }
     }
 }
 

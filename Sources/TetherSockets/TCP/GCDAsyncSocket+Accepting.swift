@@ -127,13 +127,20 @@ extension GCDAsyncSocket {
                         }
                     }
                 }
-                .childChannelInitializer { [self] channel in
+                .childChannelInitializer { [weak self] channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try adoptAccepted(channel, listenerLife: life)
+                        // A listener whose socket was released accepts nothing more (its channel is closing).
+                        guard let self else { throw ChannelError.ioOnClosedChannel }
+                        try self.adoptAccepted(channel, listenerLife: life)
                     }
                 }
                 .withBoundSocket(fd)
-                .whenComplete { [self] result in
+                .whenComplete { [weak self] result in
+                    guard let self else {
+                        // Released while the listener was being made: nobody will ever close it.
+                        if case .success(let listener) = result { listener.close(promise: nil) }
+                        return
+                    }
                     switch result {
                     case .success(let listener):
                         let keep = state.withLock { s in

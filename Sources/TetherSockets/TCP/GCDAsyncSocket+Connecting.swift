@@ -143,9 +143,9 @@ extension GCDAsyncSocket {
             options.ipv4Enabled = s.configuration.isIPv4Enabled
             options.ipv6Enabled = s.configuration.isIPv6Enabled
             options.preferIPv4 = s.configuration.isIPv4PreferredOverIPv6
-            options.alternateDelay = .nanoseconds(Int64(max(s.configuration.alternateAddressDelay, 0) * 1e9))
+            options.alternateDelay = TimeoutValue.delay(s.configuration.alternateAddressDelay)
             options.local = local
-            options.timeout = timeout < 0 ? nil : .nanoseconds(Int64(timeout * 1e9))
+            options.timeout = TimeoutValue.timeout(timeout)
             return (makeEngine(&s, life: life, loop: loop, reportsConnect: true), options)
         }
         // Sendable: the adapter is used on its event loop only, where this closure runs.

@@ -10,10 +10,6 @@ extension GCDAsyncSocket {
         state.withLock { s in s.lifecycle.acceptsOperations ? s.adapter : nil }
     }
 
-    private static func timeAmount(_ timeout: TimeInterval) -> TimeAmount? {
-        timeout < 0 ? nil : .nanoseconds(Int64(min(timeout, 1e9) * 1e9))
-    }
-
     private func queueRead(_ kind: ReadKind, timeout: TimeInterval, tag: Int, destination: CallerBuffer?) {
         let current = state.withLock { s in
             s.lifecycle.acceptsOperations
@@ -36,7 +32,7 @@ extension GCDAsyncSocket {
             if served.wakesLoop { adapter.withEngine { $0.requestMoreDataIfNeeded() } }
             return
         }
-        let time = Self.timeAmount(timeout)
+        let time = TimeoutValue.timeout(timeout)
         adapter.withEngine { engine in
             _ = engine.enqueueRead(kind, timeout: time, waiter: .delegate(tag: tag, destination: destination))
         }
@@ -161,7 +157,7 @@ extension GCDAsyncSocket {
     /// was handed to the kernel.
     public func write(_ data: Data, withTimeout timeout: TimeInterval, tag: Int) {
         guard !data.isEmpty, let adapter = operationAdapter() else { return }
-        let time = Self.timeAmount(timeout)
+        let time = TimeoutValue.timeout(timeout)
         let bytes = BorrowedData.buffer(data)
         adapter.withEngine { engine in
             _ = engine.enqueueWrite(bytes, timeout: time, waiter: .delegate(tag: tag))

@@ -26,9 +26,11 @@ import TetherConcurrency
 /// }
 /// ```
 ///
-/// Differences from the original (Δ): a started socket is retained by the engine until it closes (call
-/// ``disconnect()``); a closing error carries the undelivered bytes and the dropped tags; `callbackDelivery` can
-/// skip the thread hop. The socket is `Sendable`: every member may be called from any thread.
+/// As the original, the socket lives as long as you keep a reference to it: the last reference going away closes
+/// its connection (or its listeners) without a delegate call, and an accepted socket that the delegate does not keep
+/// closes the same way. Differences from the original (Δ): a closing error carries the undelivered bytes and the
+/// dropped tags; `callbackDelivery` can skip the thread hop. The socket is `Sendable`: every member may be called
+/// from any thread.
 // Sendable: every stored member is immutable or behind `state`'s lock; the delegate (not Sendable) is only called
 // on its delegate queue (or on the event loop in `.eventLoop` delivery), never through the lock.
 public final class GCDAsyncSocket: @unchecked Sendable {
@@ -122,6 +124,17 @@ public final class GCDAsyncSocket: @unchecked Sendable {
         self.state = LockedBox(initial)
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
+    }
+
+    /// As the original's `dealloc`: the user's last reference going away closes the connection or the listeners,
+    /// dropping queued reads and writes. No delegate call follows (the original passed a nil socket; Swift has none
+    /// to pass).
+    deinit {
+        let (adapter, listeners) = state.withLock { s -> (EngineAdapter?, [any Channel]) in
+            (s.adapter, s.listeners)
+        }
+        adapter?.socketReleased()
+        for listener in listeners { listener.close(promise: nil) }
     }
 
     // MARK: configuration

@@ -9,8 +9,8 @@ import TetherConcurrency
 /// The async face of the same engine that serves ``GCDAsyncSocket``. Reads are served one at a time in the order they
 /// reach the connection, and so are writes. A read that times out, exceeds its maximum length, is cancelled or
 /// meets the end of the stream throws and **consumes nothing**: its bytes stay buffered for the next read. A write
-/// that times out or is cancelled throws, but its bytes stay queued and go out in order. Only I/O errors and
-/// ``close()`` end the connection.
+/// that times out or is cancelled throws, but its bytes stay queued and go out in order. Only I/O errors,
+/// ``close()`` and the last reference going away end the connection.
 ///
 /// The buffers reads return are slices of the connection's receive buffer, which grows to 256 KiB for a bulk
 /// stream: keep a small one for long (past the next reads) and it keeps that storage alive; copy it
@@ -50,6 +50,12 @@ public final class TCPConnection: Sendable {
         self.security = security
         self.connectHost = connectHost
         self.logger = logger
+    }
+
+    /// A connection let go of without ``close()`` closes: its descriptor is released once the channel has closed
+    /// (queued writes are dropped, as with `close()`).
+    deinit {
+        channel.close(promise: nil)
     }
 
     /// On the channel's loop: wraps a connected channel with an async-face engine.

@@ -150,7 +150,9 @@ final class UDPLife: UDPEngineOwner {
         case .runSendFilter(let outgoing, let address): runSendFilter(outgoing, to: address)
         case .write(let id, let data, let address): write(id: id, data, to: address)
         case .armTimer(let id, let seconds):
-            let task = loop.scheduleTask(in: .nanoseconds(Int64(seconds * 1_000_000_000))) {
+            // No timeout (NaN, infinite, beyond the engine's longest timer): no timer.
+            guard let delay = TimeoutValue.timeout(seconds) else { return }
+            let task = loop.scheduleTask(in: delay) {
                 self.feed(.timerFired(id: id))
             }
             timer = (id, task)
