@@ -118,26 +118,6 @@ struct GCDAsyncSocketClosingTests {
         #expect(recorder.events.last?.isDisconnect == true)
     }
 
-    @Test func aStartedSocketLivesWithoutAnyReferenceUntilItCloses() async throws {
-        let connection = try await connectToRawPeer()
-        defer { connection.close() }
-        let recorder = SocketRecorder(label: "orphan")
-        weak var weakSocket: GCDAsyncSocket?
-        do {
-            let orphan = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
-            weakSocket = orphan
-            try orphan.connect(toHost: "127.0.0.1", onPort: connection.listener.port, withTimeout: 5)
-            orphan.readData(toLength: 4, withTimeout: 5, tag: 1)
-        }
-        let peer = try await onThread { connection.listener.accept() }
-        peer.send("live")
-        try await recorder.wait { $0.contains(.read(Data("live"), tag: 1)) }
-        #expect(weakSocket != nil)
-        weakSocket?.disconnect()
-        try await recorder.wait { $0.disconnectCount == 1 }
-        peer.close()
-    }
-
     @Test func eventLoopDeliveryCallsTheDelegateOnTheLoopInOrder() async throws {
         let server = try EchoServer()
         defer { server.stop() }
