@@ -1,0 +1,166 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import Testing
+import TetherConcurrency
+import TetherTestSupport
+
+@testable import TetherSockets
+
+/// `GCDAsyncSocket` against a model of its contract, under schedules drawn from seeds: reads of every kind issued
+/// from callbacks and other threads with random windows and "no timeout" values of every spelling, writes, a peer
+/// that chunks and pauses at random, and every way a life ends. The invariants: every byte the peer sent reaches the
+/// read owed it, once, in order; reads and writes complete in issue order; callbacks come on the delegate queue (or
+/// the socket's loop), never two at once, none after the one disconnect; a close carries exactly the bytes no read
+/// took; a timeout fires no earlier than asked and at most 3 s later; the socket's descriptor is closed at the end.
+///
+/// `TETHER_SIM_SEEDS=N` runs N seeds per delivery, `TETHER_SIM_SEED=S` replays one (`scripts/simulate.sh`).
+@Suite struct GCDAsyncSocketSimulationTests {
+    static let seeds = SeededGenerator.seeds(first: 1, count: 16)
+
+    @Test(arguments: [GCDAsyncSocket.CallbackDelivery.delegateQueue, .eventLoop])
+    func randomSchedulesKeepTheContract(delivery: GCDAsyncSocket.CallbackDelivery) async throws {
+        var failures: [String] = []
+        for seed in Self.seeds {
+            let schedule = SocketSchedule(seed: seed)
+            let violations = try await Self.run(schedule, delivery: delivery)
+            if !violations.isEmpty {
+                failures.append(
+                    "TETHER_SIM_SEED=\(seed) (\(delivery)): \(violations.prefix(5).joined(separator: "; "))\n  schedule: "
+                        + String(schedule.description.prefix(1_500))
+                )
+            }
+        }
+        #expect(failures.isEmpty, "\(failures.count) schedules failed:\n\(failures.prefix(3).joined(separator: "\n"))")
+    }
+
+    /// Runs one schedule; returns its violations.
+    static func run(_ schedule: SocketSchedule, delivery: GCDAsyncSocket.CallbackDelivery) async throws -> [String] {
+        let listener = try RawListener()
+        defer { listener.close() }
+        let driver = try start(schedule, delivery: delivery, port: listener.port)
+        weak let weakSocket = driver.holder.withLock { $0 }
+        let accepted = try await onThread { listener.accept() }
+        accepted.release()
+        let peer = StreamingPeer(fd: accepted.fd, stream: schedule.stream)
+        var limit: Int?
+        if case .peerCloses(let length) = schedule.ending { limit = length }
+        peer.start(seed: schedule.peerSeed, limit: limit)
+        var problems: [String] = []
+        do {
+            switch schedule.ending {
+            case .stall(let timeout, _):
+                try await driver.needsTask.wait(timeout: .seconds(60))
+                let sent = try await peer.stopSending()
+                if driver.ended.value == nil, let socket = driver.holder.withLock({ $0 }) {
+                    driver.issueStallRead(socket, sent: sent, timeout: timeout)
+                }
+                try await driver.ended.wait(timeout: .seconds(60))
+            case .release:
+                _ = try await peer.receiverEnded.wait(timeout: .seconds(60))
+            default:
+                try await driver.ended.wait(timeout: .seconds(60))
+            }
+        } catch {
+            let model = driver.model.withLock { $0 }
+            problems.append(
+                "no end within 60 s: \(model.completed) of \(model.reads.count) reads and \(model.writesCompleted) of "
+                    + "\(model.writes.count) writes done, offset \(model.offset), current \(String(describing: model.current))"
+            )
+        }
+        // Every callback already queued has run: one that comes after the disconnect is on the record.
+        if delivery == .delegateQueue { driver.queue.sync {} }
+        if let loop = driver.loop { try await loop.submit {}.get() }
+        try await peer.close()
+        problems += driver.violations + check(schedule, driver: driver, peer: peer)
+        driver.holder.withLock { $0 = nil }
+        try await OpenSockets.waitUntilClosed(port: Int(listener.port), ends: .clients)
+        if case .release = schedule.ending, driver.checks.withLock({ $0.endingStarted }) {
+            if weakSocket != nil { problems.append("the released socket is still alive") }
+            if driver.checks.withLock({ $0.disconnects }) > 0 {
+                problems.append("a released socket called its delegate")
+            }
+        }
+        return problems
+    }
+
+    private static func start(
+        _ schedule: SocketSchedule,
+        delivery: GCDAsyncSocket.CallbackDelivery,
+        port: UInt16
+    ) throws -> GCDSimulationDriver {
+        let socket = GCDAsyncSocket()
+        let driver = GCDSimulationDriver(schedule: schedule, delivery: delivery, socket: socket)
+        socket.setDelegate(driver, delegateQueue: driver.queue)
+        socket.callbackDelivery = delivery
+        try socket.connect(toHost: "127.0.0.1", onPort: port, withTimeout: 5)
+        // The first reads come from the test's thread, before the connection is up.
+        driver.fill(socket)
+        return driver
+    }
+
+    /// Whether the disconnect came, with no error.
+    private static func closedCleanly(_ error: GCDAsyncSocketError??) -> Bool {
+        if case .some(.none) = error { return true }
+        return false
+    }
+
+    /// The end's checks: what the peer received, the close's kind, and a timeout's timing.
+    private static func check(_ schedule: SocketSchedule, driver: GCDSimulationDriver, peer: StreamingPeer) -> [String]
+    {
+        var problems: [String] = []
+        let model = driver.model.withLock { $0 }
+        let checks = driver.checks.withLock { $0 }
+        let received = peer.state.withLock { $0 }
+        if let wrong = received.firstWrongByte { problems.append("the peer received a wrong byte at \(wrong)") }
+        if received.received < model.completedWriteBytes || received.received > model.writtenBytes {
+            problems.append(
+                "the peer received \(received.received) bytes; \(model.completedWriteBytes) were reported written of "
+                    + "\(model.writtenBytes) queued"
+            )
+        }
+        // A separator read that ran past its maximum ends the life early; the model checked that it was owed.
+        if checks.closeError??.code == .readMaxedOut { return problems }
+        switch schedule.ending {
+        case .disconnectAfterWriting:
+            // Every byte arrives before the orderly close; a reset (the socket closed with bytes unread, as the
+            // original's close(2) does) may lose the last ones in flight.
+            if (received.endErrno == 0 && received.received != model.writtenBytes) || model.pendingWrites != 0 {
+                problems.append("after writing: \(received.received) of \(model.writtenBytes) bytes arrived")
+            }
+            if !Self.closedCleanly(checks.closeError) {
+                problems.append("after writing: closed with \(String(describing: checks.closeError))")
+            }
+        case .disconnectAfterReading:
+            if model.pendingReads != 0 { problems.append("after reading: \(model.pendingReads) reads never completed") }
+            if !Self.closedCleanly(checks.closeError) {
+                problems.append("after reading: closed with \(String(describing: checks.closeError))")
+            }
+        case .disconnect:
+            if !Self.closedCleanly(checks.closeError) {
+                problems.append("disconnect: closed with \(String(describing: checks.closeError))")
+            }
+        case .peerCloses:
+            if checks.closeError??.code != .closed && checks.closeError??.code != .readMaxedOut {
+                problems.append("the peer's close ended the life with \(String(describing: checks.closeError))")
+            }
+        case .stall(let timeout, let granted):
+            guard checks.closeError??.code == .readTimeout || checks.closeError??.code == .readMaxedOut else {
+                problems.append("the stall ended with \(String(describing: checks.closeError))")
+                break
+            }
+            if checks.closeError??.code == .readTimeout, let issued = checks.stallIssued, let closed = checks.closedAt {
+                let extra = granted > 0 && granted.isFinite ? granted : 0
+                let elapsed =
+                    Double((closed - issued).components.attoseconds) / 1e18
+                    + Double((closed - issued).components.seconds)
+                if elapsed < timeout + extra || elapsed > timeout + extra + 3 {
+                    problems.append("a timeout of \(timeout) s (+\(extra) s granted) fired after \(elapsed) s")
+                }
+            }
+        case .release:
+            break
+        }
+        return problems
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import TetherTestSupport
+
+/// A schedule for one connection's life, drawn from a seed: the peer's byte stream, the reads and writes the socket
+/// issues (what, from which thread, how many outstanding), and how the life ends. Its description is the replay.
+struct SocketSchedule: CustomStringConvertible {
+    /// One read a schedule issues.
+    enum Read: Equatable, CustomStringConvertible {
+        /// What is available; `maxLength` 0 = no cap (`buffered`: into a caller's buffer at an offset).
+        case available(maxLength: Int, buffered: Bool)
+        case length(Int, buffered: Bool)
+        /// Up to and including `separator`; `maxLength` 0 = no cap.
+        case separator([UInt8], maxLength: Int)
+
+        var description: String {
+            switch self {
+            case .available(let max, let buffered): "avail(\(max)\(buffered ? ",buf" : ""))"
+            case .length(let length, let buffered): "len(\(length)\(buffered ? ",buf" : ""))"
+            case .separator(let separator, let max): "sep(\(separator),\(max))"
+            }
+        }
+    }
+
+    /// Who issues an operation.
+    enum Issuer: CustomStringConvertible {
+        /// The thread the driver runs on (a callback's queue or loop, or the test's task for the first ones).
+        case current
+        /// Another thread, synchronously (`DispatchQueue.sync`): the call still happens before the next one.
+        case otherThread
+
+        var description: String { self == .current ? "cur" : "other" }
+    }
+
+    struct Step: CustomStringConvertible {
+        var read: Read
+        /// A value that means "no timeout": negative, NaN, infinite or beyond the engine's clock, or long.
+        var timeout: TimeInterval
+        var issuer: Issuer
+        /// A write issued before the read (its size), if any.
+        var write: Int?
+        /// Reads wanted outstanding once this one is issued and the next may follow.
+        var window: Int
+
+        var description: String {
+            "\(read)@\(timeout)/\(issuer)" + (write.map { "+w\($0)" } ?? "") + "/\(window)"
+        }
+    }
+
+    /// How the life ends once every step's read has completed (or earlier, when a read cannot complete).
+    enum Ending: CustomStringConvertible {
+        case disconnect
+        case disconnectAfterReading(finalReads: Int)
+        case disconnectAfterWriting(finalWrite: Int)
+        /// The peer sends `streamLength` bytes and closes its side; a last read asks for one byte more.
+        case peerCloses(streamLength: Int)
+        /// The peer stops sending; a last read wants more than it sent, with `timeout`; the delegate answers the
+        /// timeout question with `extension` once.
+        case stall(timeout: TimeInterval, extension: TimeInterval)
+        /// The user's last reference goes away.
+        case release
+
+        var description: String {
+            switch self {
+            case .disconnect: "disconnect"
+            case .disconnectAfterReading(let reads): "afterReading(\(reads))"
+            case .disconnectAfterWriting(let size): "afterWriting(\(size))"
+            case .peerCloses(let length): "peerCloses(\(length))"
+            case .stall(let timeout, let answer): "stall(\(timeout), ext \(answer))"
+            case .release: "release"
+            }
+        }
+    }
+
+    static let noTimeouts: [TimeInterval] = [-1, -.infinity, .nan, .infinity, 1e300, 9.3e9, 120]
+
+    let seed: UInt64
+    let stream: SimulatedStream
+    let steps: [Step]
+    let ending: Ending
+    /// The peer's pauses and chunk sizes are drawn from this seed.
+    let peerSeed: UInt64
+
+    init(seed: UInt64) {
+        var random = SeededGenerator(seed: seed)
+        self.seed = seed
+        let separatorLength = Int.random(in: 1...2, using: &random)
+        stream = SimulatedStream(
+            seed: random.next(),
+            separator: (0..<separatorLength).map { _ in UInt8.random(in: 0..<SimulatedStream.alphabet, using: &random) }
+        )
+        peerSeed = random.next()
+        let count = Int.random(in: 20...300, using: &random)
+        let drawn = stream
+        steps = (0..<count).map { _ in Self.step(stream: drawn, using: &random) }
+        switch Int.random(in: 0..<6, using: &random) {
+        case 0: ending = .disconnect
+        case 1: ending = .disconnectAfterReading(finalReads: Int.random(in: 1...3, using: &random))
+        case 2: ending = .disconnectAfterWriting(finalWrite: Int.random(in: 1...200_000, using: &random))
+        case 3: ending = .peerCloses(streamLength: Int.random(in: 0...300_000, using: &random))
+        case 4:
+            ending = .stall(
+                timeout: [0, 0.02, 0.1, 0.25].randomElement(using: &random)!,
+                extension: [0, -1, .nan, 0.05, 0.15].randomElement(using: &random)!
+            )
+        default: ending = .release
+        }
+    }
+
+    private static func step(stream: SimulatedStream, using random: inout SeededGenerator) -> Step {
+        let read: Read
+        switch Int.random(in: 0..<10, using: &random) {
+        case 0...1:
+            let max = random.chance(0.5) ? 0 : Int.random(in: 1...300, using: &random)
+            read = .available(maxLength: max, buffered: max > 0 || random.chance(0.3))
+        case 2...5:
+            let length =
+                random.chance(0.1) ? Int.random(in: 1...90_000, using: &random) : Int.random(in: 1...64, using: &random)
+            read = .length(length, buffered: random.chance(0.2))
+        default:
+            // A small maximum ends the life early (the read maxes out): rarely, so that most schedules run on.
+            let max =
+                random.chance(0.6)
+                ? 0
+                : random.chance(0.05)
+                    ? [2, 8].randomElement(using: &random)! : [512, 4_096, 65_536].randomElement(using: &random)!
+            read = .separator(stream.separator, maxLength: max)
+        }
+        return Step(
+            read: read,
+            timeout: noTimeouts.randomElement(using: &random)!,
+            issuer: random.chance(0.3) ? .otherThread : .current,
+            write: random.chance(0.25) ? Int.random(in: 1...30_000, using: &random) : nil,
+            window: Int.random(in: 1...4, using: &random)
+        )
+    }
+
+    var description: String {
+        "seed \(seed): stream(sep \(stream.separator)), \(steps.count) steps, ends \(ending): "
+            + steps.map(\.description).joined(separator: " ")
+    }
+}
