@@ -97,6 +97,7 @@ extension GCDAsyncSocket {
     }
 
     private func startListening(descriptors: [(Int32, SocketAddress)], path: String?) throws {
+        let listenerLoop = eventLoopGroup.next()
         let started: (UInt64, CallbackDelivery)? = try state.withLock { s in
             do {
                 try checkStartable(s, action: "accept")
@@ -108,12 +109,12 @@ extension GCDAsyncSocket {
             s.delivery = s.configuration.callbackDelivery
             s.listenerAddresses = descriptors.map(\.1)
             s.listenerPath = path
+            s.listenerLoop = listenerLoop
             return (life, s.delivery)
         }
         guard let (life, _) = started else { return }
-        let group = eventLoopGroup
         for (fd, _) in descriptors {
-            ServerBootstrap(group: group)
+            ServerBootstrap(group: listenerLoop, childGroup: eventLoopGroup)
                 .serverChannelOption(.backlog, value: ListeningSocket.backlog)
                 .engineChildChannelOptions()
                 .serverChannelInitializer { channel in
@@ -158,11 +159,12 @@ extension GCDAsyncSocket {
 
     /// On the child's loop: wraps an accepted channel in a new socket and tells the listener's delegate.
     private func adoptAccepted(_ channel: any Channel, listenerLife: UInt64) throws {
-        let inherited: ((any GCDAsyncSocketDelegate)?, DispatchQueue?, CallbackDelivery)? = state.withLock { s in
-            guard s.lifecycle.isCurrent(life: listenerLife) else { return nil }
-            return (s.delegate, s.delegateQueue, s.delivery)
-        }
-        guard let (delegate, queue, delivery) = inherited else {
+        let inherited: ((any GCDAsyncSocketDelegate)?, DispatchQueue?, CallbackDelivery, (any EventLoop)?)? =
+            state.withLock { s in
+                guard s.lifecycle.isCurrent(life: listenerLife) else { return nil }
+                return (s.delegate, s.delegateQueue, s.delivery, s.listenerLoop)
+            }
+        guard let (delegate, queue, delivery, listenerLoop) = inherited else {
             throw ChannelError.ioOnClosedChannel
         }
         let child = GCDAsyncSocket(
@@ -180,7 +182,15 @@ extension GCDAsyncSocket {
             s.localAddress = channel.localAddress
             return child.makeEngine(&s, life: life, loop: channel.eventLoop, reportsConnect: false)
         }
-        deliver(life: listenerLife) { sock, delegate in delegate.socket(sock, didAcceptNewSocket: child) }
+        // In event-loop delivery the listener's delegate is called on the listener's loop, never on the child's:
+        // children run on every loop of the group, and their accepts must not reach the delegate at once.
+        if delivery == .eventLoop, let listenerLoop, !listenerLoop.inEventLoop {
+            listenerLoop.execute {
+                self.deliver(life: listenerLife) { sock, delegate in delegate.socket(sock, didAcceptNewSocket: child) }
+            }
+        } else {
+            deliver(life: listenerLife) { sock, delegate in delegate.socket(sock, didAcceptNewSocket: child) }
+        }
         guard let engine = adapter.engineBox else { return }
         try channel.pipeline.syncOperations.addHandler(engine)
     }

@@ -77,7 +77,7 @@ extension GCDAsyncSocket {
             }
         case .eventLoop:
             let loop =
-                s.channel?.eventLoop ?? s.adapter?.eventLoop ?? s.listeners.first?.eventLoop
+                s.channel?.eventLoop ?? s.adapter?.eventLoop ?? s.listenerLoop
                 ?? eventLoopGroup.next()
             loop.execute {
                 target.value.socketDidDisconnect(self, withError: error)
@@ -94,6 +94,7 @@ extension GCDAsyncSocket {
         s.localAddress = nil
         s.connectedURL = nil
         s.listeners = []
+        s.listenerLoop = nil
         s.listenerAddresses = []
         s.listenerPath = nil
         s.isSecure = false

@@ -87,6 +87,9 @@ public final class GCDAsyncSocket: @unchecked Sendable {
         var localAddress: SocketAddress?
         var connectedURL: URL?
         var listeners: [any Channel] = []
+        /// The one loop every listening channel of the current life runs on: in `.eventLoop` delivery the listener's
+        /// callbacks (accepts included) run there, one at a time, whichever loop an accepted socket runs on.
+        var listenerLoop: (any EventLoop)?
         var listenerAddresses: [SocketAddress] = []
         var listenerPath: String?
         var isSecure = false
