@@ -37,7 +37,8 @@ struct UDPSendRegressionTests {
             let socket = try await makeAsyncUdpSocket(on: home, nil)
             let port = UInt16(peer.localPort)
             async let first = onThread { () -> Bool in (try? socket.connect(toHost: "127.0.0.1", onPort: port)) != nil }
-            async let second = onThread { () -> Bool in (try? socket.connect(toHost: "127.0.0.1", onPort: port)) != nil }
+            async let second = onThread { () -> Bool in (try? socket.connect(toHost: "127.0.0.1", onPort: port)) != nil
+            }
             let answers = try await [first, second]
             #expect(answers.filter { $0 }.count == 1, "exactly one connect succeeds: \(answers)")
             socket.close()

@@ -214,10 +214,11 @@ final class UDPLife: UDPEngineOwner {
     private func registered(_ family: NIOBSDSocket.ProtocolFamily, result: Result<any Channel, any Error>) {
         switch result {
         case .success(let channel):
-            let stillWanted = socket?.state.withLock { s in
-                guard let sockets = s.sockets, sockets.life == life else { return false }
-                return family == .inet ? sockets.fd4 != nil : sockets.fd6 != nil
-            } ?? false
+            let stillWanted =
+                socket?.state.withLock { s in
+                    guard let sockets = s.sockets, sockets.life == life else { return false }
+                    return family == .inet ? sockets.fd4 != nil : sockets.fd6 != nil
+                } ?? false
             channels[family] = channel
             socket?.logger?.debug("bound", metadata: ["local": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
             feed(.channelActive(family, stillWanted: stillWanted))

@@ -180,7 +180,11 @@ final class UDPSendGate: Sendable {
                 }
                 guard let outcome else { break }
                 state.waiting.removeFirst()
-                if case .failed(let code) = outcome { done.append((head.promise, code)) } else { done.append((head.promise, nil)) }
+                if case .failed(let code) = outcome {
+                    done.append((head.promise, code))
+                } else {
+                    done.append((head.promise, nil))
+                }
             }
             if state.waiting.isEmpty { unwatch(&state) }
         }

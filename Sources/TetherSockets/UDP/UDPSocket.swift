@@ -157,7 +157,13 @@ public final class UDPSocket: Sendable {
         // Straight to the kernel from this thread when nothing waits: no hop to the event loop and back.
         let loop = channel.eventLoop
         var waiting: EventLoopPromise<Void>?
-        switch gate.send(envelope, queueWith: { waiting = loop.makePromise(); return waiting! }) {
+        switch gate.send(
+            envelope,
+            queueWith: {
+                waiting = loop.makePromise()
+                return waiting!
+            }
+        ) {
         case .sent: return
         case .failed(let code): throw Self.sendError(IOError(errnoCode: code, reason: "sendto"))
         case .closed: throw GCDAsyncSocketError.closedLocally

@@ -131,7 +131,9 @@ func refusedWhileQueued() async throws -> String {
         throw ProbeFailure("tags 100–102: \(outcome[100] ?? "-"), \(outcome[101] ?? "-"), \(outcome[102] ?? "-")")
     }
     let seen = try await onThread { try tap.tags(toPort: 9, until: 102) }
-    guard !seen.contains(100), !sender.isClosed() else { throw ProbeFailure("seen \(seen), closed: \(sender.isClosed())") }
+    guard !seen.contains(100), !sender.isClosed() else {
+        throw ProbeFailure("seen \(seen), closed: \(sender.isClosed())")
+    }
     let queued = outcome.values.filter { $0 == "sent" }.count
     sender.close()
     return "EACCES and ENETUNREACH failed alone, \(queued) sent, socket open"
