@@ -97,3 +97,22 @@ struct UDPNamespaceTests {
         #expect(verdict.contains("timed out (code 4), socket open until close()"))
     }
 }
+
+/// The send gate's promises on a rate-limited link (128 kbit/s, a static neighbour keeps ARP out of it), checked on
+/// the wire with a packet socket on the veth peer.
+extension UDPNamespaceTests {
+    static let rateLimited = """
+        ip neigh add 10.77.0.99 lladdr 02:00:00:00:00:99 dev v0 nud permanent
+        tc qdisc add dev v0 root tbf rate 128kbit burst 1600 limit 10000000
+        """
+
+    @Test func aSendReportedTimedOutNeverLeaves() async throws {
+        let verdict = try await run("timedout-never-leaves", setup: Self.rateLimited)
+        #expect(verdict.hasPrefix("PASS timedout-never-leaves:"), "\(verdict)")
+    }
+
+    @Test func aRefusedDatagramThatWaitedFailsAloneAndTheSocketStaysOpen() async throws {
+        let verdict = try await run("refused-while-queued", setup: Self.rateLimited)
+        #expect(verdict.hasPrefix("PASS refused-while-queued:"), "\(verdict)")
+    }
+}

@@ -140,6 +140,7 @@ extension UDPStateMachine.Action {
         case .runReceiveFilter(let data, _): "receiveFilter(\(String(decoding: data, as: UTF8.self)))"
         case .deliver(let delivery): delivery.text
         case .endLife(let error): error.map { "end(\($0.code))" } ?? "end"
+        case .sendAfterLife(let outgoing): "sendAfterLife(\(outgoing.tag))"
         case .shutDown: "shutDown"
         }
     }

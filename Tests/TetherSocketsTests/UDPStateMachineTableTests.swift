@@ -192,7 +192,7 @@ struct UDPStateMachineTableTests {
         Row(.closed, .channelFailed, "close(v4)", "closed"),
         Row(.closed, .channelClosed, "—", "closed"),
         Row(.closed, .familyCloseAsked, "close(v6)", "closed"),
-        Row(.closed, .sendAsked, "—", "closed"),
+        Row(.closed, .sendAsked, "sendAfterLife(2)", "closed"),
         Row(.closed, .connectAsked, "—", "closed"),
         Row(.closed, .resolved, "—", "closed"),
         Row(.closed, .connectCompleted, "—", "closed"),

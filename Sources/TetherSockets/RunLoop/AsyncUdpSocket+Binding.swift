@@ -58,8 +58,8 @@ extension AsyncUdpSocket {
 
     /// Connects to `host` on `port`, synchronously: the name is resolved now and IPv4 is preferred; the socket of
     /// the other family is closed. No callback follows. After it, only datagrams from that peer are received.
-    /// - Throws: ``AsyncSocketException`` "The socket is closed." or "Cannot connect a socket more than once.";
-    ///   an `NSError` in `"kCFStreamErrorDomainNetDB"` with the `EAI_*` code (`EAI_NONAME` for an empty host);
+    /// - Throws: ``AsyncSocketException`` "The socket is closed." or "Cannot connect a socket more than once." (also
+    ///   while another thread's connect waits for its answer); an `NSError` in `"kCFStreamErrorDomainNetDB"` with the `EAI_*` code (`EAI_NONAME` for an empty host);
     ///   ``AsyncUdpSocketError`` `.ipv4Unavailable`/`.ipv6Unavailable` when no address has a family the socket has,
     ///   `.cfSocketError` when the system refuses the connect.
     public func connect(toHost host: String, onPort port: UInt16) throws {
@@ -97,6 +97,14 @@ extension AsyncUdpSocket {
     /// The core connects asynchronously; the caller's thread waits for its answer (the original's connect was a
     /// system call on the caller's thread).
     private func connect(to address: SocketAddress) throws {
+        try state.withLock { s in
+            if s.isClosed { throw AsyncSocketException(reason: "The socket is closed.") }
+            if s.didConnect || s.isConnecting {
+                throw AsyncSocketException(reason: "Cannot connect a socket more than once.")
+            }
+            s.isConnecting = true
+        }
+        defer { state.withLock { $0.isConnecting = false } }
         let waiter = AsyncUdpSocketBridge.ConnectWaiter()
         bridge.expectConnect(waiter)
         do {

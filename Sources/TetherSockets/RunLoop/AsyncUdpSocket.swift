@@ -56,6 +56,9 @@ public final class AsyncUdpSocket {
         /// Bound by `bind` or by a send (the original's `kDidBind`).
         var didBind = false
         var didConnect = false
+        /// A `connect` is waiting for the core's answer; a second one, meanwhile, throws (it cannot take over the
+        /// first one's answer).
+        var isConnecting = false
         /// Set by a `closeAfter…`: sends return false and receives are ignored from then on.
         var closeAfter: CloseAfter = []
         /// Sends accepted whose result has not been delivered yet.

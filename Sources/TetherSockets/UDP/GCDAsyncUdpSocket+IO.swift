@@ -81,6 +81,22 @@ extension GCDAsyncUdpSocket {
         runtime.enqueue(.send(UDPOutgoing(data: data, destination: destination, timeout: timeout, tag: tag)))
     }
 
+    /// A send that reached life `life` after it ended (right after `closeAfterSending`): sent in a new life, as the
+    /// original's next send opened new sockets; reported not sent (`.closed`) if that life is somehow still current.
+    func sendAgain(_ outgoing: UDPOutgoing, endedLife life: UInt64) {
+        if state.withLock({ $0.sockets?.life == life }) {
+            deliver(life: life) { sock, delegate in
+                delegate.udpSocket(
+                    sock,
+                    didNotSendDataWithTag: outgoing.tag,
+                    dueToError: GCDAsyncUdpSocketError(code: .closed, message: "Socket closed")
+                )
+            }
+            return
+        }
+        enqueueSend(outgoing.data, destination: outgoing.destination, timeout: outgoing.timeout, tag: outgoing.tag)
+    }
+
     private func reportUnsent(tag: Int, error: GCDAsyncUdpSocketError) {
         let life = state.withLock { $0.sockets?.life ?? $0.lives }
         deliver(life: life, evenWhenClosed: true) { sock, delegate in

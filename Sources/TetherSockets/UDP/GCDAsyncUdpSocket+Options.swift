@@ -20,8 +20,10 @@ extension GCDAsyncUdpSocket {
     public func enableReusePort(_ flag: Bool) throws {
         try state.withLock { s in
             try createSocketsIfNeeded(&s)
-            for fd in [s.sockets?.fd4, s.sockets?.fd6].compactMap({ $0 }) {
-                try Self.setOption(fd, SOL_SOCKET, SO_REUSEPORT, flag ? 1 : 0, function: "setsockopt(SO_REUSEPORT)")
+            for family in [NIOBSDSocket.ProtocolFamily.inet, .inet6] {
+                try withOpenDescriptor(s, family) { fd in
+                    try Self.setOption(fd, SOL_SOCKET, SO_REUSEPORT, flag ? 1 : 0, function: "setsockopt(SO_REUSEPORT)")
+                }
             }
         }
     }
@@ -30,8 +32,9 @@ extension GCDAsyncUdpSocket {
     public func enableBroadcast(_ flag: Bool) throws {
         try state.withLock { s in
             try createSocketsIfNeeded(&s)
-            guard let fd = s.sockets?.fd4 else { return }
-            try Self.setOption(fd, SOL_SOCKET, SO_BROADCAST, flag ? 1 : 0, function: "setsockopt(SO_BROADCAST)")
+            try withOpenDescriptor(s, .inet) { fd in
+                try Self.setOption(fd, SOL_SOCKET, SO_BROADCAST, flag ? 1 : 0, function: "setsockopt(SO_BROADCAST)")
+            }
         }
     }
 
@@ -39,15 +42,19 @@ extension GCDAsyncUdpSocket {
     public func sendIPv4Multicast(onInterface interface: String) throws {
         try state.withLock { s in
             try createSocketsIfNeeded(&s)
-            guard let fd = s.sockets?.fd4 else {
+            guard s.sockets?.fd4 != nil else {
                 throw GCDAsyncUdpSocketError.badConfig("IPv4 socket is not available for IPv4 multicast")
             }
             guard let address = try? InterfaceResolver.resolve(interface)?.ipv4 else {
                 throw GCDAsyncUdpSocketError.badParam("Unknown interface. Specify an interface with an IPv4 address.")
             }
             var value = Self.inAddr(address)
-            guard setsockopt(fd, Int32(IPPROTO_IP), IP_MULTICAST_IF, &value, socklen_t(MemoryLayout<in_addr>.size)) == 0
-            else { throw GCDAsyncUdpSocketError.posix(errno, function: "setsockopt(IP_MULTICAST_IF)") }
+            try withOpenDescriptor(s, .inet) { fd in
+                let size = socklen_t(MemoryLayout<in_addr>.size)
+                guard setsockopt(fd, Int32(IPPROTO_IP), IP_MULTICAST_IF, &value, size) == 0 else {
+                    throw GCDAsyncUdpSocketError.posix(errno, function: "setsockopt(IP_MULTICAST_IF)")
+                }
+            }
         }
     }
 
@@ -55,7 +62,7 @@ extension GCDAsyncUdpSocket {
     public func sendIPv6Multicast(onInterface interface: String) throws {
         try state.withLock { s in
             try createSocketsIfNeeded(&s)
-            guard let fd = s.sockets?.fd6 else {
+            guard s.sockets?.fd6 != nil else {
                 throw GCDAsyncUdpSocketError.badConfig("IPv6 socket is not available for IPv6 multicast")
             }
             let index = if_nametoindex(interface)
@@ -64,7 +71,9 @@ extension GCDAsyncUdpSocket {
                     "Unknown interface. Specify an interface by name (e.g. \"eth0\")."
                 )
             }
-            try Self.setOption(fd, Int32(IPPROTO_IPV6), IPV6_MULTICAST_IF, Int32(index), function: "setsockopt")
+            try withOpenDescriptor(s, .inet6) { fd in
+                try Self.setOption(fd, Int32(IPPROTO_IPV6), IPV6_MULTICAST_IF, Int32(index), function: "setsockopt")
+            }
         }
     }
 
@@ -91,6 +100,23 @@ extension GCDAsyncUdpSocket {
         try changeMembership(group, interface: interface, join: false)
     }
 
+    /// Under the lock: runs `body` with this life's descriptor of `family` (nil when there is none). Once the
+    /// descriptor belongs to NIO, through the life's send gate (its duplicate, open while `body` runs): a socket NIO
+    /// closed on its own throws `.closed` and never reaches a descriptor number another socket may hold by now.
+    @discardableResult
+    func withOpenDescriptor<T>(
+        _ s: State,
+        _ family: NIOBSDSocket.ProtocolFamily,
+        _ body: (Int32) throws -> T
+    ) throws -> T? {
+        guard let sockets = s.sockets, let fd = family == .inet ? sockets.fd4 : sockets.fd6 else { return nil }
+        guard let runtime = sockets.runtime else { return try body(fd) }
+        guard let result = try runtime.withDescriptor(family, body) else {
+            throw GCDAsyncUdpSocketError(code: .closed, message: "Socket closed")
+        }
+        return result
+    }
+
     private func changeMembership(_ group: String, interface: String?, join: Bool) throws {
         try state.withLock { s in
             try check(.changeMembership(join: join), s)
@@ -110,23 +136,27 @@ extension GCDAsyncUdpSocket {
                     )
                 }
             }
-            if groupAddress.protocol == .inet, let fd = sockets.fd4, interface == nil || interfaceIPv4 != nil {
-                try Self.setMembership(
-                    fd,
-                    group: groupAddress,
-                    interfaceIPv4: interfaceIPv4,
-                    interfaceIndex: 0,
-                    join: join
-                )
+            if groupAddress.protocol == .inet, sockets.fd4 != nil, interface == nil || interfaceIPv4 != nil {
+                try withOpenDescriptor(s, .inet) { fd in
+                    try Self.setMembership(
+                        fd,
+                        group: groupAddress,
+                        interfaceIPv4: interfaceIPv4,
+                        interfaceIndex: 0,
+                        join: join
+                    )
+                }
                 closeFamily(&s, .inet6)
-            } else if groupAddress.protocol == .inet6, let fd = sockets.fd6, interface == nil || interfaceIndex != 0 {
-                try Self.setMembership(
-                    fd,
-                    group: groupAddress,
-                    interfaceIPv4: nil,
-                    interfaceIndex: interfaceIndex,
-                    join: join
-                )
+            } else if groupAddress.protocol == .inet6, sockets.fd6 != nil, interface == nil || interfaceIndex != 0 {
+                try withOpenDescriptor(s, .inet6) { fd in
+                    try Self.setMembership(
+                        fd,
+                        group: groupAddress,
+                        interfaceIPv4: nil,
+                        interfaceIndex: interfaceIndex,
+                        join: join
+                    )
+                }
                 closeFamily(&s, .inet)
             } else {
                 throw GCDAsyncUdpSocketError.badParam("Socket, group, and interface do not have matching IP versions")

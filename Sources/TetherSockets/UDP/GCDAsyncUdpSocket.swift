@@ -35,8 +35,8 @@ public typealias GCDAsyncUdpSocketSendFilterBlock = @Sendable (_ data: Data, _ a
 ///
 /// Differences from the original (Δ): one send's error (`EMSGSIZE`, `EACCES`, `ECONNREFUSED`, unreachable) fails that
 /// send only and the socket stays open; zero-length datagrams are delivered; on Linux an IPv6 socket is IPv6-only
-/// and receives only the multicast groups it joined (`IP_MULTICAST_ALL` off), as on Darwin. A socket whose system
-/// sockets exist is retained by its engine until it closes (call ``close()``).
+/// and receives only the multicast groups it joined (`IP_MULTICAST_ALL` off), as on Darwin. As the original, a socket
+/// dropped without ``close()`` closes its system sockets when it is deinitialized (no delegate callback follows).
 public final class GCDAsyncUdpSocket: Sendable {
     enum Preference: Sendable {
         case neutral, ipv4, ipv6

@@ -18,16 +18,12 @@ protocol UDPEngineOwner: AnyObject {
 }
 
 /// The datagram engine under both UDP faces: a channel handler that reads from the socket only while its owner
-/// wants datagrams (`autoRead` is off, so a slow consumer leaves excess datagrams to the kernel), and writes
-/// datagrams with a promise each, so that one send's failure is reported to that send only.
-///
-/// Sends go straight to `sendto` (through ``UDPSendGate``, also from other threads) while nothing waits in NIO's
-/// write buffer; only a full socket buffer (`EAGAIN`) hands a datagram to NIO, which writes it when the socket is
-/// writable again. This is how every refused send (`EMSGSIZE`, `EACCES`, `ECONNREFUSED`, `ENETUNREACH`, …) fails
-/// that send alone: NIO's own write path closes the channel on most of those errors.
+/// wants datagrams (`autoRead` is off, so a slow consumer leaves excess datagrams to the kernel). It never writes
+/// through NIO: every datagram goes through ``UDPSendGate`` (also from other threads), which sends it at once or keeps
+/// it until the kernel has room, and fails a refused datagram alone (NIO's own write path closes the channel on most
+/// per-datagram errors, and cannot take back a datagram it holds).
 final class UDPEngine: ChannelInboundHandler {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
-    typealias OutboundOut = AddressedEnvelope<ByteBuffer>
 
     /// Fixed receive buffer: every datagram fits (65,507 bytes over IPv4, 65,527 over IPv6).
     static let receiveBufferSize = 65_536
@@ -41,14 +37,12 @@ final class UDPEngine: ChannelInboundHandler {
         didSet { if wantsReads { requestRead() } }
     }
 
-    let descriptor: Int32
-    /// Direct sends, from the loop or (async face) from the sending task's thread.
+    /// Every send, from the loop or (async face) from the sending task's thread; also the one way to the descriptor.
     let gate: UDPSendGate
 
-    init(owner: any UDPEngineOwner, descriptor: Int32) {
+    init(owner: any UDPEngineOwner, gate: UDPSendGate) {
         self.owner = owner
-        self.descriptor = descriptor
-        self.gate = UDPSendGate(descriptor: descriptor)
+        self.gate = gate
     }
 
     /// The channel options both faces use.
@@ -100,35 +94,21 @@ final class UDPEngine: ChannelInboundHandler {
         context.fireChannelInactive()
     }
 
-    /// Sends one datagram; `promise` completes when the kernel took it or refused it (with an `IOError`).
-    func send(_ envelope: AddressedEnvelope<ByteBuffer>, promise: EventLoopPromise<Void>?) {
+    /// Sends one datagram; `promise` completes when the kernel took it or refused it (with an `IOError`). Returns the
+    /// number that withdraws it from the gate when it waits there (``UDPSendGate/withdraw(_:)``).
+    @discardableResult
+    func send(_ envelope: AddressedEnvelope<ByteBuffer>, promise: EventLoopPromise<Void>) -> UInt64? {
         guard let context, context.channel.isActive else {
-            promise?.fail(ChannelError.ioOnClosedChannel)
-            return
+            promise.fail(ChannelError.ioOnClosedChannel)
+            return nil
         }
-        switch gate.send(envelope) {
-        case .sent: promise?.succeed()
-        case .failed(let code): promise?.fail(IOError(errnoCode: code, reason: "sendto"))
-        case .closed: promise?.fail(ChannelError.ioOnClosedChannel)
-        case .queue: queueInNIO(envelope, promise: promise)
+        switch gate.send(envelope, queueWith: { promise }) {
+        case .sent: promise.succeed()
+        case .failed(let code): promise.fail(IOError(errnoCode: code, reason: "sendto"))
+        case .closed: promise.fail(ChannelError.ioOnClosedChannel)
+        case .queued(let token): return token
         }
-    }
-
-    /// The socket buffer is full (or datagrams wait already): NIO keeps the datagram, in order, until the socket is
-    /// writable. Called after the gate answered `.queue`.
-    func queueInNIO(_ envelope: AddressedEnvelope<ByteBuffer>, promise: EventLoopPromise<Void>?) {
-        let gate = self.gate
-        guard let context, context.channel.isActive else {
-            gate.queuedDatagramDone()
-            promise?.fail(ChannelError.ioOnClosedChannel)
-            return
-        }
-        let written = context.eventLoop.makePromise(of: Void.self)
-        written.futureResult.whenComplete { result in
-            gate.queuedDatagramDone()
-            promise?.completeWith(result)
-        }
-        context.writeAndFlush(wrapOutboundOut(envelope), promise: written)
+        return nil
     }
 
     private func requestRead() {

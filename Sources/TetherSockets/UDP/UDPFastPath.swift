@@ -74,7 +74,7 @@ final class UDPFastPath: Sendable {
             case .sent: return .sent
             case .failed(let code):
                 return .failed(.wrapping(IOError(errnoCode: code, reason: "sendto"), function: "sendmsg"))
-            case .queue, .closed: return nil
+            case .queued, .closed, nil: return nil
             }
         }
     }

@@ -10,7 +10,9 @@ import TetherConcurrency
 /// feeds the results back to it as events. It decides nothing itself. Every member is touched on `loop` only,
 /// except the entry points, which hop there.
 final class UDPLife: UDPEngineOwner {
-    let socket: GCDAsyncUdpSocket
+    /// Held weakly, as the original's queue did not keep its socket alive: a socket dropped without `close()` is
+    /// deinitialized, and its `deinit` ends this life (no delegate callback is owed then).
+    weak var socket: GCDAsyncUdpSocket?
     let life: UInt64
     let loop: any EventLoop
     /// Direct sends from the sending thread while the queue is idle; mirrors the machine's state.
@@ -22,6 +24,11 @@ final class UDPLife: UDPEngineOwner {
     private var channels: [NIOBSDSocket.ProtocolFamily: any Channel] = [:]
     private var lookups: [UInt64: EventLoopFuture<[SocketAddress]>] = [:]
     private var timer: (id: UInt64, task: Scheduled<Void>)?
+    /// The write waiting in a gate for room in the kernel, which its timeout withdraws.
+    private var waitingWrite: (id: UInt64, family: NIOBSDSocket.ProtocolFamily, token: UInt64)?
+    /// Each family's send gate, made when the descriptors are adopted: the one way to a descriptor NIO owns, from any
+    /// thread (``withDescriptor(_:_:)``).
+    private let gates = LockedBox<[NIOBSDSocket.ProtocolFamily: UDPSendGate]>([:])
     /// Events fed while the machine's actions run wait here: one event's actions all run before the next event.
     private var events = CircularBuffer<UDPStateMachine.Event>()
     private var isHandling = false
@@ -50,6 +57,10 @@ final class UDPLife: UDPEngineOwner {
 
     /// Hands bound descriptors to NIO datagram channels running this life's engines.
     func adopt(ipv4: Int32?, ipv6: Int32?) {
+        gates.withLock { gates in
+            if let ipv4 { gates[.inet] = UDPSendGate(descriptor: ipv4) }
+            if let ipv6 { gates[.inet6] = UDPSendGate(descriptor: ipv6) }
+        }
         // On the loop, never inline: a registration completing at once would report back into the socket's lock.
         onLoop { me in
             me.descriptors = [(.inet, ipv4), (.inet6, ipv6)].compactMap { family, fd in fd.map { (family, $0) } }
@@ -85,6 +96,18 @@ final class UDPLife: UDPEngineOwner {
         onLoop { me in me.feed(.receiveAsked(newMode)) }
     }
 
+    /// Runs `body` with this life's descriptor of `family` (the gate's duplicate, open while `body` runs); nil when
+    /// NIO closed that socket already (its descriptor number may belong to another socket by now).
+    func withDescriptor<T>(_ family: NIOBSDSocket.ProtocolFamily, _ body: (Int32) throws -> T) rethrows -> T? {
+        guard let gate = gates.withLock({ $0[family] }) else { return nil }
+        return try gate.withDescriptor(body)
+    }
+
+    /// The life's channels, read on its loop (tests close one from NIO's side with it).
+    func currentChannels() -> EventLoopFuture<[NIOBSDSocket.ProtocolFamily: any Channel]> {
+        loop.submit { self.channels }
+    }
+
     // MARK: engine reports (on the loop)
 
     func engine(_ engine: UDPEngine, didReceive datagram: AddressedEnvelope<ByteBuffer>) {
@@ -111,6 +134,7 @@ final class UDPLife: UDPEngineOwner {
     }
 
     private func refreshSettings() {
+        guard let socket else { return }
         let (settings, send, receive) = socket.state.withLock { s in
             (
                 UDPStateMachine.Settings(
@@ -153,7 +177,7 @@ final class UDPLife: UDPEngineOwner {
             // No timeout (NaN, infinite, beyond the engine's longest timer): no timer.
             guard let delay = TimeoutValue.timeout(seconds) else { return }
             let task = loop.scheduleTask(in: delay) {
-                self.feed(.timerFired(id: id))
+                self.sendTimedOut(id)
             }
             timer = (id, task)
         case .cancelTimer(let id):
@@ -162,7 +186,8 @@ final class UDPLife: UDPEngineOwner {
             self.timer = nil
         case .runReceiveFilter(let data, let address): runReceiveFilter(data, from: address)
         case .deliver(let delivery): deliver(delivery)
-        case .endLife(let error): socket.lifeEnded(life, error: error)
+        case .endLife(let error): socket?.lifeEnded(life, error: error)
+        case .sendAfterLife(let outgoing): socket?.sendAgain(outgoing, endedLife: life)
         case .shutDown: shutDown()
         }
     }
@@ -172,7 +197,10 @@ final class UDPLife: UDPEngineOwner {
             UDPEngine.configure(DatagramBootstrap(group: loop))
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        let engine = UDPEngine(owner: self, descriptor: fd)
+                        guard let gate = self.gates.withLock({ $0[family] }) else {
+                            throw ChannelError.ioOnClosedChannel
+                        }
+                        let engine = UDPEngine(owner: self, gate: gate)
                         self.engines[family] = engine
                         try channel.pipeline.syncOperations.addHandler(engine)
                     }
@@ -186,14 +214,16 @@ final class UDPLife: UDPEngineOwner {
     private func registered(_ family: NIOBSDSocket.ProtocolFamily, result: Result<any Channel, any Error>) {
         switch result {
         case .success(let channel):
-            let stillWanted = socket.state.withLock { s in
-                guard let sockets = s.sockets, sockets.life == life else { return false }
-                return family == .inet ? sockets.fd4 != nil : sockets.fd6 != nil
-            }
+            let stillWanted =
+                socket?.state.withLock { s in
+                    guard let sockets = s.sockets, sockets.life == life else { return false }
+                    return family == .inet ? sockets.fd4 != nil : sockets.fd6 != nil
+                } ?? false
             channels[family] = channel
-            socket.logger?.debug("bound", metadata: ["local": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
+            socket?.logger?.debug("bound", metadata: ["local": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
             feed(.channelActive(family, stillWanted: stillWanted))
         case .failure(let error):
+            gates.withLock { $0[family] }?.close()
             feed(.channelFailed(family, error))
         }
     }
@@ -203,9 +233,12 @@ final class UDPLife: UDPEngineOwner {
         lookups.removeAll()
         timer?.task.cancel()
         timer = nil
+        waitingWrite = nil
         engines.removeAll()
         for channel in channels.values { channel.close(promise: nil) }
         channels.removeAll()
+        // Also the gate of a channel never registered; closing one twice does nothing.
+        for gate in gates.withLock({ $0.values }) { gate.close() }
     }
 
     private func connect(to address: SocketAddress) {
@@ -215,22 +248,40 @@ final class UDPLife: UDPEngineOwner {
             return
         }
         channel.connect(to: address).hop(to: loop).whenComplete { result in
-            self.socket.logger?.debug("connected", metadata: ["remote": "\(address)", "result": "\(result)"])
+            self.socket?.logger?.debug("connected", metadata: ["remote": "\(address)", "result": "\(result)"])
             self.feed(.connectCompleted(result))
         }
     }
 
     private func write(id: UInt64, _ data: Data, to address: SocketAddress) {
         let promise = loop.makePromise(of: Void.self)
-        promise.futureResult.whenComplete { result in self.feed(.writeCompleted(id: id, result)) }
+        promise.futureResult.whenComplete { result in
+            if self.waitingWrite?.id == id { self.waitingWrite = nil }
+            self.feed(.writeCompleted(id: id, result))
+        }
         guard let engine = engines[address.protocol] else {
             promise.fail(ChannelError.ioOnClosedChannel)
             return
         }
         var buffer = ByteBufferAllocator().buffer(capacity: data.count)
         buffer.writeBytes(data)
-        engine.send(AddressedEnvelope(remoteAddress: address, data: buffer), promise: promise)
+        if let token = engine.send(AddressedEnvelope(remoteAddress: address, data: buffer), promise: promise) {
+            waitingWrite = (id, address.protocol, token)
+        }
         feed(.writeStarted(id: id))
+    }
+
+    /// The send timer of write `id` fired: the datagram is withdrawn from its gate and reported timed out, unless
+    /// the kernel took or refused it already (then its completion, on its way, reports it). A datagram reported
+    /// not sent is never sent.
+    private func sendTimedOut(_ id: UInt64) {
+        guard let waiting = waitingWrite, waiting.id == id,
+            let promise = engines[waiting.family]?.gate.withdraw(waiting.token)
+        else { return }
+        waitingWrite = nil
+        feed(.timerFired(id: id))
+        // The machine has moved on: this completion finds no write with this id.
+        promise.fail(ChannelError.ioOnClosedChannel)
     }
 
     /// Runs the send filter: inline without a queue, else asynchronously on its queue (never `queue.sync` from the
@@ -279,19 +330,19 @@ final class UDPLife: UDPEngineOwner {
     private func deliver(_ delivery: UDPStateMachine.Delivery) {
         switch delivery {
         case .connected(let address):
-            socket.connectFinished(life: life, address: address)
+            socket?.connectFinished(life: life, address: address)
             let data = address.sockaddrData
-            socket.deliver(life: life) { sock, delegate in delegate.udpSocket(sock, didConnectToAddress: data) }
+            socket?.deliver(life: life) { sock, delegate in delegate.udpSocket(sock, didConnectToAddress: data) }
             fastPath.packetFinished()
         case .notConnected(let error):
-            socket.connectFinished(life: life, address: nil)
-            socket.deliver(life: life) { sock, delegate in delegate.udpSocket(sock, didNotConnect: error) }
+            socket?.connectFinished(life: life, address: nil)
+            socket?.deliver(life: life) { sock, delegate in delegate.udpSocket(sock, didNotConnect: error) }
             fastPath.packetFinished()
         case .sent(let tag):
-            socket.deliver(life: life) { sock, delegate in delegate.udpSocket(sock, didSendDataWithTag: tag) }
+            socket?.deliver(life: life) { sock, delegate in delegate.udpSocket(sock, didSendDataWithTag: tag) }
             fastPath.packetFinished()
         case .notSent(let tag, let error):
-            socket.deliver(life: life) { sock, delegate in
+            socket?.deliver(life: life) { sock, delegate in
                 delegate.udpSocket(sock, didNotSendDataWithTag: tag, dueToError: error)
             }
             fastPath.packetFinished()
@@ -299,7 +350,7 @@ final class UDPLife: UDPEngineOwner {
             // Sendable: the context is only used by the delegate, in its callback.
             let carried = UncheckedSendableBox(context)
             let from = address.sockaddrData
-            socket.deliver(life: life) { sock, delegate in
+            socket?.deliver(life: life) { sock, delegate in
                 delegate.udpSocket(sock, didReceive: data, fromAddress: from, withFilterContext: carried.value)
             }
         }

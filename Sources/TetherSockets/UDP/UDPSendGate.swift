@@ -1,3 +1,4 @@
+import Dispatch
 import NIOCore
 import TetherConcurrency
 
@@ -9,39 +10,50 @@ import Musl
 import Darwin
 #endif
 
-/// Lets a datagram go straight to `sendto` from whatever thread sends it, without a hop to the event loop, while
-/// nothing waits in NIO's write buffer. It sends on a duplicate of the channel's descriptor, so that a channel NIO
-/// closes (on its own, after a fatal error) can never leave a descriptor number that another socket reuses under a
-/// send; the duplicate is closed with the gate. Every direct send and every hand-over to NIO is decided under one
-/// lock, so datagrams keep their order: once one waits in NIO (`EAGAIN`), the others follow it there until it is
-/// written.
+/// Every datagram either face sends goes through here, never through NIO's write path. A datagram goes straight to
+/// `sendto` from whatever thread sends it; when the kernel has no room (`EAGAIN`) it waits in the gate's own queue
+/// (``UDPSendWaitQueue``), and a write source on the descriptor sends the waiting ones, in order, once the kernel can
+/// take them. So:
+/// - a waiting datagram can be withdrawn (a send timeout) and is then never sent: the kernel has not seen it;
+/// - every refusal (`EMSGSIZE`, `EACCES`, `EPERM`, `ECONNREFUSED`, `ENETUNREACH`, …) fails that datagram alone: NIO's
+///   own write path would close the channel on most of them.
+///
+/// The gate works on a duplicate of the channel's descriptor, so that a channel NIO closes (on its own, after a fatal
+/// error) can never leave a descriptor number that another socket reuses under a send or a `setsockopt`
+/// (``withDescriptor(_:)``); the duplicate is closed with the gate (once no write source still watches it). Every
+/// decision is taken under one lock, so datagrams keep their order: once one waits, the others queue behind it.
 final class UDPSendGate: Sendable {
     enum Outcome {
         /// The kernel took the datagram.
         case sent
         /// The kernel refused it with this errno; the socket stays open.
         case failed(Int32)
-        /// It must go through NIO (after `EAGAIN`, or behind datagrams already there); the gate counts it as
-        /// waiting until `queuedDatagramDone()`.
-        case queue
+        /// It waits in the gate (the kernel had no room, or others wait before it); its promise completes when the
+        /// kernel took or refused it, or the gate closed. The number withdraws it (``withdraw(_:)``).
+        case queued(UInt64)
         /// The gate is closed.
         case closed
     }
 
-    private struct State {
+    fileprivate struct State {
         var descriptor: Int32
-        var waitingInNIO = 0
+        var waiting = UDPSendWaitQueue()
         var isClosed = false
         /// An error the socket reported (an ICMP "connection refused" on a connected socket) that the next send
         /// returns, as the kernel would.
         var pendingError: Int32?
+        /// The write source watching the descriptor while datagrams wait.
+        var source: (any DispatchSourceWrite)?
+        /// Write sources made and not yet cancelled to the end: the duplicate stays open until none is left.
+        var liveSources = 0
     }
 
     private let state: LockedBox<State>
+    private static let sourceQueue = DispatchQueue(label: "tether.udp.send-gate")
 
-    /// Whether datagrams may go straight to the kernel (true) or must all go through NIO (false): only the
-    /// benchmarks turn it off, to measure what the gate is worth (`Benchmarks`, `--only side-by-side-udp-gate`).
-    /// Set it before making sockets; it is read without a lock on every send.
+    /// Whether datagrams may go straight to the kernel (true) or must all wait for the write source (false): only
+    /// the benchmarks turn it off, to measure what the direct send is worth (`Benchmarks`,
+    /// `--only side-by-side-udp-gate`). Set it before making sockets; it is read without a lock on every send.
     nonisolated(unsafe) static var directSendsEnabled = true
 
     init(descriptor: Int32) {
@@ -54,31 +66,130 @@ final class UDPSendGate: Sendable {
         close()
     }
 
-    /// Sends `envelope` now if it may go directly; otherwise counts it as waiting in NIO (`.queue`).
-    func send(_ envelope: AddressedEnvelope<ByteBuffer>) -> Outcome {
+    /// Sends `envelope` now if the kernel takes or refuses it at once; otherwise queues it with the promise
+    /// `makePromise` returns (called only then).
+    func send(
+        _ envelope: AddressedEnvelope<ByteBuffer>,
+        queueWith makePromise: () -> EventLoopPromise<Void>
+    ) -> Outcome {
         state.withLock { state in
             if state.isClosed { return .closed }
             if let pending = state.pendingError {
                 state.pendingError = nil
                 return .failed(pending)
             }
-            if Self.directSendsEnabled, state.waitingInNIO == 0,
+            if Self.directSendsEnabled, state.waiting.isEmpty,
                 let outcome = Self.sendNow(envelope, on: state.descriptor)
             {
                 return outcome
             }
-            state.waitingInNIO += 1
-            return .queue
+            let token = state.waiting.append(envelope, promise: makePromise())
+            watch(&state)
+            return .queued(token)
         }
     }
 
-    /// Sends `envelope` now if the kernel takes or refuses it at once; `.queue` (nothing counted, nothing sent) when
-    /// datagrams wait in NIO, an error waits for the next send, or the socket buffer is full.
-    func sendIfIdle(_ envelope: AddressedEnvelope<ByteBuffer>) -> Outcome {
+    /// Sends `envelope` now if the kernel takes or refuses it at once; nil (nothing sent, nothing queued) when
+    /// datagrams wait, an error waits for the next send, the socket buffer is full, or the gate is closed.
+    func sendIfIdle(_ envelope: AddressedEnvelope<ByteBuffer>) -> Outcome? {
         state.withLock { state in
-            if state.isClosed { return .closed }
-            guard Self.directSendsEnabled, state.pendingError == nil, state.waitingInNIO == 0 else { return .queue }
-            return Self.sendNow(envelope, on: state.descriptor) ?? .queue
+            guard !state.isClosed, Self.directSendsEnabled, state.pendingError == nil, state.waiting.isEmpty else {
+                return nil
+            }
+            return Self.sendNow(envelope, on: state.descriptor)
+        }
+    }
+
+    /// Takes the waiting datagram `token` out of the queue: it will never be sent. Returns its promise (for the
+    /// caller to fail once it has reported the datagram), or nil when the kernel took or refused it already, or the
+    /// gate closed (its promise is then completed or about to be).
+    func withdraw(_ token: UInt64) -> EventLoopPromise<Void>? {
+        state.withLock { state in
+            let promise = state.waiting.remove(token)
+            if state.waiting.isEmpty { unwatch(&state) }
+            return promise
+        }
+    }
+
+    /// Runs `body` with the socket's descriptor (the gate's duplicate), under the gate's lock: it cannot be closed
+    /// meanwhile. Nil when the gate is closed.
+    func withDescriptor<T>(_ body: (Int32) throws -> T) rethrows -> T? {
+        try state.withLock { state in
+            guard !state.isClosed else { return nil }
+            return try body(state.descriptor)
+        }
+    }
+
+    /// Records an error for the next send.
+    func setPendingError(_ code: Int32) {
+        state.withLock { $0.pendingError = code }
+    }
+
+    /// Closes the duplicate descriptor (once no write source watches it); waiting datagrams fail with
+    /// `ioOnClosedChannel`; later sends answer `.closed`.
+    func close() {
+        let dropped: [EventLoopPromise<Void>] = state.withLock { state in
+            guard !state.isClosed else { return [] }
+            state.isClosed = true
+            let dropped = state.waiting.removeAll()
+            unwatch(&state)
+            if state.liveSources == 0 { _ = UDPSystem.close(state.descriptor) }
+            return dropped
+        }
+        for promise in dropped { promise.fail(ChannelError.ioOnClosedChannel) }
+    }
+
+    // MARK: the write source
+
+    /// Under the lock: makes a write source for the waiting datagrams unless one watches already.
+    private func watch(_ state: inout State) {
+        guard state.source == nil else { return }
+        let source = DispatchSource.makeWriteSource(fileDescriptor: state.descriptor, queue: Self.sourceQueue)
+        let box = self.state
+        source.setEventHandler { [weak self] in self?.drain() }
+        source.setCancelHandler {
+            box.withLock { state in
+                state.liveSources -= 1
+                if state.isClosed, state.liveSources == 0 { _ = UDPSystem.close(state.descriptor) }
+            }
+        }
+        state.liveSources += 1
+        state.source = source
+        source.resume()
+    }
+
+    /// Under the lock: no datagram waits; the write source goes.
+    private func unwatch(_ state: inout State) {
+        state.source?.cancel()
+        state.source = nil
+    }
+
+    /// On the write source's queue: sends the waiting datagrams, in order, until the kernel has no room; then
+    /// completes their promises outside the lock.
+    private func drain() {
+        var done: [(EventLoopPromise<Void>, Int32?)] = []
+        state.withLock { state in
+            guard !state.isClosed else { return }
+            while let head = state.waiting.first {
+                let outcome: Outcome?
+                if let pending = state.pendingError {
+                    state.pendingError = nil
+                    outcome = .failed(pending)
+                } else {
+                    outcome = Self.sendNow(head.envelope, on: state.descriptor)
+                }
+                guard let outcome else { break }
+                state.waiting.removeFirst()
+                if case .failed(let code) = outcome {
+                    done.append((head.promise, code))
+                } else {
+                    done.append((head.promise, nil))
+                }
+            }
+            if state.waiting.isEmpty { unwatch(&state) }
+        }
+        for (promise, code) in done {
+            if let code { promise.fail(IOError(errnoCode: code, reason: "sendto")) } else { promise.succeed() }
         }
     }
 
@@ -94,23 +205,8 @@ final class UDPSendGate: Sendable {
         if code == EAGAIN || code == EWOULDBLOCK || code == EINTR { return nil }
         return .failed(code)
     }
-
-    /// A datagram handed to NIO after `.queue` was written or failed.
-    func queuedDatagramDone() {
-        state.withLock { $0.waitingInNIO -= 1 }
-    }
-
-    /// Records an error for the next send.
-    func setPendingError(_ code: Int32) {
-        state.withLock { $0.pendingError = code }
-    }
-
-    /// Closes the duplicate descriptor; later sends answer `.closed`.
-    func close() {
-        state.withLock { state in
-            guard !state.isClosed else { return }
-            state.isClosed = true
-            _ = UDPSystem.close(state.descriptor)
-        }
-    }
 }
+
+// Sendable: the write source is made, cancelled and dropped under the gate's lock only; everything else in the state
+// is Sendable.
+extension UDPSendGate.State: @unchecked Sendable {}

@@ -117,7 +117,7 @@ public final class UDPSocket: Sendable {
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         let owner = AsyncFaceUDPOwner(source: source.value)
-                        let engine = UDPEngine(owner: owner, descriptor: descriptor)
+                        let engine = UDPEngine(owner: owner, gate: UDPSendGate(descriptor: descriptor))
                         owner.engine = engine
                         relay.attach(engine: engine, owner: owner, loop: channel.eventLoop)
                         engine.wantsReads = true
@@ -154,20 +154,23 @@ public final class UDPSocket: Sendable {
             throw GCDAsyncSocketError.posix(EMSGSIZE, function: "sendmsg")
         }
         let envelope = AddressedEnvelope(remoteAddress: address, data: data)
-        // Straight to the kernel from this thread when nothing waits in NIO: no hop to the event loop and back.
-        switch gate.send(envelope) {
+        // Straight to the kernel from this thread when nothing waits: no hop to the event loop and back.
+        let loop = channel.eventLoop
+        var waiting: EventLoopPromise<Void>?
+        switch gate.send(
+            envelope,
+            queueWith: {
+                waiting = loop.makePromise()
+                return waiting!
+            }
+        ) {
         case .sent: return
         case .failed(let code): throw Self.sendError(IOError(errnoCode: code, reason: "sendto"))
         case .closed: throw GCDAsyncSocketError.closedLocally
-        case .queue: break
-        }
-        let promise = channel.eventLoop.makePromise(of: Void.self)
-        let engine = self.engine
-        channel.eventLoop.execute {
-            engine.value.queueInNIO(envelope, promise: promise)
+        case .queued: break
         }
         do {
-            try await promise.futureResult.get()
+            try await waiting!.futureResult.get()
         } catch {
             if closed.withLock({ $0 }) || (error as? ChannelError) == .ioOnClosedChannel {
                 throw GCDAsyncSocketError.closedLocally
@@ -227,23 +230,21 @@ public final class UDPSocket: Sendable {
             let known = groupAddress.protocol == .inet ? interfaceIPv4 != nil : interfaceIndex != 0
             guard known else { throw GCDAsyncSocketError.badParam("Unknown interface \"\(interface)\" for this group") }
         }
-        // setsockopt on the engine's loop, where the descriptor cannot be closed under us. NIO's own joinGroup
-        // refuses interfaces without the MULTICAST flag, such as loopback.
-        let engine = self.engine
-        // Sendable: the addresses are only read, on the engine's loop.
-        let group = UncheckedSendableBox(groupAddress)
-        let address = UncheckedSendableBox(interfaceIPv4)
-        let index = interfaceIndex
+        // setsockopt through the gate, on its duplicate of the descriptor and under its lock: never on a descriptor
+        // number NIO may have closed (and the system given to another socket) since. NIO's own joinGroup refuses
+        // interfaces without the MULTICAST flag, such as loopback.
         do {
-            try await channel.eventLoop.submit {
+            let changed: Bool? = try gate.withDescriptor { fd in
                 try GCDAsyncUdpSocket.setMembership(
-                    engine.value.descriptor,
-                    group: group.value,
-                    interfaceIPv4: address.value,
-                    interfaceIndex: index,
+                    fd,
+                    group: groupAddress,
+                    interfaceIPv4: interfaceIPv4,
+                    interfaceIndex: interfaceIndex,
                     join: join
                 )
-            }.get()
+                return true
+            }
+            if changed == nil { throw GCDAsyncSocketError.closedLocally }
         } catch let error as GCDAsyncUdpSocketError {
             throw GCDAsyncSocketError(
                 code: .other,

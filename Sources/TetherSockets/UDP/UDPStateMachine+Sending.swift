@@ -16,8 +16,12 @@ extension UDPStateMachine {
     static let maxIPv4Datagram = 65_507
 
     mutating func queue(_ packet: UDPSendQueue.Packet) -> [Action] {
-        // Packets asked for after the life ended are dropped without callbacks, as queued ones are.
-        if isClosedState { return [] }
+        // A send asked for after the life ended goes to a new life (the original's next send opened new sockets); a
+        // connect is dropped, as queued packets are.
+        if isClosedState {
+            if case .send(let outgoing) = packet { return [.sendAfterLife(outgoing)] }
+            return []
+        }
         let entry = sends.append(packet)
         var actions: [Action] = []
         if let lookup = entry.lookup { actions.append(.resolve(id: entry.id, host: lookup.host, port: lookup.port)) }

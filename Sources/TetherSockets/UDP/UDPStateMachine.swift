@@ -117,6 +117,9 @@ struct UDPStateMachine {
         case deliver(Delivery)
         /// Report the life's end to the face (which shuts it down).
         case endLife(GCDAsyncUdpSocketError?)
+        /// A send reached this life after it ended (asked for right after `closeAfterSending` emptied the queue):
+        /// hand it back to the face, which sends it in a new life, as the original opened a new socket.
+        case sendAfterLife(UDPOutgoing)
         /// Close every channel; drop lookups and timers.
         case shutDown
     }

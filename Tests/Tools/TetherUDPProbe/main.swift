@@ -4,7 +4,8 @@
 //   PASS <scenario>: <what was seen>      or      FAIL <scenario>: <why>
 // then exits 0 (pass) or 1 (fail).
 //
-//   TetherUDPProbe broadcast | multicast4 | multicast6 | sendtimeout | runloop-sendtimeout
+//   TetherUDPProbe broadcast | multicast4 | multicast6 | sendtimeout | runloop-sendtimeout | timedout-never-leaves
+//                  | refused-while-queued
 //
 // sendtimeout expects a tbf qdisc on v0 that holds packets (rate 8kbit, a 10 MB limit): datagrams stay charged to
 // the sender's socket, its send buffer fills, the kernel answers EAGAIN, and the send timer runs.
@@ -266,10 +267,11 @@ func sendTimeout() async throws -> String {
 let scenario = CommandLine.arguments.dropFirst().first ?? ""
 let scenarios: [String: @Sendable () async throws -> String] = [
     "broadcast": broadcast, "multicast4": multicast4, "multicast6": multicast6, "sendtimeout": sendTimeout,
-    "runloop-sendtimeout": runLoopSendTimeout,
+    "runloop-sendtimeout": runLoopSendTimeout, "timedout-never-leaves": timedOutNeverLeaves,
+    "refused-while-queued": refusedWhileQueued,
 ]
 guard let run = scenarios[scenario] else {
-    print("FAIL \(scenario): unknown scenario (broadcast, multicast4, multicast6, sendtimeout, runloop-sendtimeout)")
+    print("FAIL \(scenario): unknown scenario")
     exit(64)
 }
 do {

@@ -1,0 +1,142 @@
+import Foundation
+import NIOCore
+import Testing
+import TetherConcurrency
+import TetherTestSupport
+
+@testable import TetherSockets
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Seeded randomized schedules against a real ``GCDAsyncUdpSocket`` on loopback (with its delegate queue), two real
+/// peers (``UDPSocket``s) and a closed port; ``UDPModel`` says what each schedule is owed and checks what happened.
+/// `TETHER_SIM_SEED=S` replays one seed, `TETHER_SIM_SEEDS=N` runs N; a failure prints the seed and the schedule.
+@Suite(.timeLimit(.minutes(2)))
+struct UDPSimulationTests {
+    @Test(arguments: SeededGenerator.seeds(first: 0x5EED_0D90, count: 24))
+    func aRandomScheduleKeepsTheDelegateFacesPromises(seed: UInt64) async throws {
+        let schedule = UDPSchedule(seed: seed)
+        let problems = try await Self.run(schedule)
+        #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))\n\(schedule)")
+    }
+
+    /// Runs `schedule`; returns what broke (empty: every invariant held).
+    static func run(_ schedule: UDPSchedule) async throws -> [String] {
+        let collectorA = try await UDPCollectingPeer(host: "127.0.0.1")
+        let collectorB = try await UDPCollectingPeer(host: "127.0.0.1")
+        let (peerA, peerB) = (collectorA.socket, collectorB.socket)
+        // A port nobody listens on, outside the ephemeral range (a port freed by closing a socket could be bound by a
+        // concurrently running schedule's peer, which would then receive datagrams it was never sent).
+        let closedPort = 9
+        let recorder = UdpRecorder(label: "udp.sim")
+        let socket = recorder.makeSocket()
+        socket.setIPv6Enabled(false)
+        try socket.bind(toPort: 0, interface: "127.0.0.1")
+        let port = Int(socket.localPort())
+        var model = UDPModel()
+        var inodes = Set<String>()
+        func noteInodes() {
+            if let fd = socket.state.withLock({ $0.sockets?.fd4 }),
+                let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)")
+            {
+                inodes.insert(target)
+            }
+        }
+        noteInodes()
+        let addresses: [UDPSchedule.Target: Data] = [
+            .peerA: try SocketAddress(ipAddress: "127.0.0.1", port: peerA.localPort).sockaddrData,
+            .peerB: try SocketAddress(ipAddress: "127.0.0.1", port: peerB.localPort).sockaddrData,
+            .closedPort: try SocketAddress(ipAddress: "127.0.0.1", port: closedPort).sockaddrData,
+        ]
+        let target = try SocketAddress(ipAddress: "127.0.0.1", port: port)
+        for op in schedule.ops {
+            // Once life 1 closed, its port may belong to another test's socket: the peer stops sending to it.
+            let firstLifeWasOpen = model.firstLifeOpen
+            model.apply(op)
+            switch op {
+            case .send(let tag, let size, let to, let timeout, let from):
+                let data = UDPSchedule.payload(tag: tag, size: size)
+                let address = addresses[to]!
+                switch from {
+                case .test: socket.send(data, toAddress: address, withTimeout: timeout, tag: tag)
+                case .delegateQueue:
+                    recorder.queue.sync { socket.send(data, toAddress: address, withTimeout: timeout, tag: tag) }
+                case .otherThread:
+                    try await onThread { socket.send(data, toAddress: address, withTimeout: timeout, tag: tag) }
+                }
+            case .peerSend(let sequence, let size):
+                guard firstLifeWasOpen else { continue }
+                var buffer = ByteBuffer(bytes: UDPSchedule.payload(tag: sequence, size: size))
+                buffer.moveReaderIndex(to: 0)
+                try await peerA.send(buffer, to: target)
+            case .receive(.begin): _ = try? socket.beginReceiving()
+            case .receive(.once): _ = try? socket.receiveOnce()
+            case .receive(.pause): socket.pauseReceiving()
+            case .broadcast(let on): _ = try? socket.enableBroadcast(on)
+            case .closeAfterSending:
+                socket.closeAfterSending()
+                // The life ends once its sends are done; the next operation starts after that (a send racing it is
+                // the regression test's).
+                let owed = model.closesOwed
+                try await recorder.wait { events in events.filter(\.isClose).count >= owed }
+            case .close: socket.close()
+            }
+            noteInodes()
+        }
+        // Everything owed arrives: send results, then (life 1 still open) every peer datagram, then the close.
+        let exactly = model.owedExactlyOne
+        try await recorder.waitForSendResults(exactly)
+        if model.firstLifeOpen {
+            try socket.beginReceiving()
+            let owed = model.peerSent.count
+            try await recorder.wait { $0.compactMap(\.receivedData).count >= owed }
+        }
+        if !socket.isClosed() { model.closedAtEnd() }
+        socket.close()
+        let closes = model.closesOwed
+        try await recorder.wait { $0.filter(\.isClose).count >= closes }
+        recorder.queue.sync {}
+        // What the peers got: each datagram reported sent to them, once and intact, or counted as dropped.
+        let sentTo = model.reportedSent(recorder.events)
+        let dropsA = (try? UDPFloodTests.kernelDrops(port: peerA.localPort)) ?? 0
+        let dropsB = (try? UDPFloodTests.kernelDrops(port: peerB.localPort)) ?? 0
+        // Wait until every datagram reported sent arrived (a datagram a close overtook may arrive too, so a count
+        // alone does not say it); bounded, the check below reports what is missing.
+        for (collector, target, drops) in [
+            (collectorA, UDPSchedule.Target.peerA, dropsA), (collectorB, .peerB, dropsB),
+        ] {
+            let owed = sentTo[target, default: []].compactMap { tag in
+                model.sends[tag].map { UDPSchedule.payload(tag: tag, size: $0.size) }
+            }
+            _ = await eventually { UDPModel.missing(owed, from: collector.payloads) <= drops }
+        }
+        let gotA = collectorA.datagrams.map(\.data)
+        let gotB = collectorB.datagrams.map(\.data)
+        await collectorA.stop()
+        await collectorB.stop()
+        var problems = model.check(recorder.events)
+        let unreported = model.unreported(recorder.events)
+        for (name, target, got, drops) in [("A", UDPSchedule.Target.peerA, gotA, dropsA), ("B", .peerB, gotB, dropsB)] {
+            problems += model.checkPeer(
+                name,
+                got: got,
+                reportedSent: sentTo[target, default: []],
+                unreported: unreported[target, default: []],
+                drops: drops
+            )
+        }
+        // Descriptors: every socket of every life is closed (its inode gone from /proc/self/fd).
+        let released = await eventually { openSocketInodes().isDisjoint(with: inodes) }
+        if !released { problems.append("sockets still open: \(openSocketInodes().intersection(inodes))") }
+        return problems
+    }
+}
+
+extension UdpEvent {
+    var isClose: Bool {
+        if case .closed = self { return true }
+        return false
+    }
+}
