@@ -29,7 +29,7 @@ func eventually(_ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + .seconds(10)
     while ContinuousClock.now < deadline {
         if condition() { return true }
-        await Task.yield()
+        try? await Task.sleep(for: .milliseconds(5))
     }
     return condition()
 }
@@ -106,34 +106,31 @@ struct UDPDescriptorRegressionTests {
 
     @Test func delegateSocketsDroppedWithoutCloseGiveTheirDescriptorsBack() async throws {
         let recorder = UdpRecorder()
-        let before = openSocketInodes()
         var sockets: [GCDAsyncUdpSocket] = []
         for _ in 0..<50 {
             let socket = recorder.makeSocket()
             try socket.bind(toPort: 0, interface: "127.0.0.1")
             sockets.append(socket)
         }
-        let ours = openSocketInodes().subtracting(before)
-        #expect(ours.count >= 50)
+        // The sockets' own ports (other tests open sockets in parallel in this process).
+        let ports = Set(sockets.map { Int($0.localPort()) })
+        #expect(OpenSockets.udpBound(to: ports) == 50)
         sockets.removeAll()
-        let released = await eventually { openSocketInodes().isDisjoint(with: ours) }
-        #expect(released, "still open: \(openSocketInodes().intersection(ours).count) of \(ours.count)")
+        try await OpenSockets.waitUntilUDPClosed(ports: ports)
         #expect(!recorder.events.contains { if case .closed = $0 { true } else { false } })
     }
 
     @Test func runLoopSocketsDroppedWithoutCloseGiveTheirDescriptorsBack() async throws {
-        let before = openSocketInodes()
-        let ours: Set<String> = try await onThread {
+        let ports: Set<Int> = try await onThread {
             var sockets: [AsyncUdpSocket] = []
             for _ in 0..<50 {
                 let socket = AsyncUdpSocket()
                 try socket.bind(toAddress: "127.0.0.1", port: 0)
                 sockets.append(socket)
             }
-            return openSocketInodes().subtracting(before)
+            return Set(sockets.map { Int($0.localPort()) })
         }
-        #expect(ours.count >= 50)
-        let released = await eventually { openSocketInodes().isDisjoint(with: ours) }
-        #expect(released, "still open: \(openSocketInodes().intersection(ours).count) of \(ours.count)")
+        #expect(ports.count == 50)
+        try await OpenSockets.waitUntilUDPClosed(ports: ports)
     }
 }

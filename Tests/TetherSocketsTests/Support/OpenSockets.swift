@@ -50,6 +50,39 @@ enum OpenSockets {
         return count
     }
 
+    /// How many UDP sockets of this process are bound to one of `ports`.
+    static func udpBound(to ports: Set<Int>) -> Int {
+        let ours = descriptorInodes()
+        var count = 0
+        for table in ["/proc/self/net/udp", "/proc/self/net/udp6"] {
+            guard let text = readWhole(table) else { continue }
+            for line in text.split(separator: "\n").dropFirst() {
+                let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+                guard fields.count > 9, let inode = UInt64(fields[9]), ours.contains(inode),
+                    let port = fields[1].split(separator: ":").last.flatMap({ Int($0, radix: 16) }),
+                    ports.contains(port)
+                else { continue }
+                count += 1
+            }
+        }
+        return count
+    }
+
+    /// Waits until none of this process's UDP sockets is bound to one of `ports` (polling, as
+    /// ``waitUntilClosed(port:ends:timeout:)``); fails after `timeout`.
+    static func waitUntilUDPClosed(ports: Set<Int>, timeout: Duration = .seconds(10)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        var open = udpBound(to: ports)
+        while open > 0 {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("\(open) UDP sockets still open after \(timeout)")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(20))
+            open = udpBound(to: ports)
+        }
+    }
+
     /// A `/proc` file read to its end (they report a size of 0, and a reader that trusts the size stops short).
     static func readWhole(_ path: String) -> String? {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
