@@ -106,7 +106,7 @@ struct AsyncSocketSimRun {
         let host = privateLoopbackHost()
         let listener = try RawListener(host: host)
         let (socket, port) = (self.socket, listener.port)
-        onRunLoop { _ = try? socket.connect(toHost: host, onPort: port, withTimeout: 5) }
+        onRunLoop { _ = try? socket.connect(toHost: host, onPort: port, withTimeout: -1) }
         let raw = listener.accept()
         raw.release()
         let delegate = self.delegate
@@ -165,7 +165,13 @@ struct AsyncSocketSimRun {
     }
 }
 
-@Suite("AsyncSocket (RunLoop era): seeded randomized schedules against a model", .timeLimit(.minutes(2)))
+// Serialized: each case runs four threads of its own (run loop, driver, the peer's two), and hundreds at once (with
+// `TETHER_SIM_SEEDS`) would starve one another rather than test the socket.
+@Suite(
+    "AsyncSocket (RunLoop era): seeded randomized schedules against a model",
+    .serialized,
+    .timeLimit(.minutes(10))
+)
 struct AsyncSocketRandomizedTests {
     @Test(
         "reads get their bytes once, in order; callbacks on the run loop, one at a time; one didDisconnect; no leak",
