@@ -101,4 +101,71 @@ struct RunLoopMailboxTests {
         }
         #expect(places.withLockedValue { $0 } == ["old", "new"])
     }
+
+    @Test("a change of modes while a batch waits in the old modes: it and every later callback run in the new modes")
+    func aModeChangeTakesTheScheduledBatchAlong() async throws {
+        let home = RunLoopThread()
+        defer { home.stop() }
+        let custom = RunLoop.Mode("TetherTestModeChange")
+        home.mode = custom
+        let probe = RunLoopMailbox(runLoop: home.runLoop, modes: [custom])
+        await withCheckedContinuation { (entered: CheckedContinuation<Void, Never>) in
+            probe.post { entered.resume() }
+        }
+        // The thread runs in the custom mode only: a batch handed over in the default mode waits.
+        let mailbox = RunLoopMailbox(runLoop: home.runLoop, modes: [.default])
+        let seen = NIOLockedValueBox<[Int]>([])
+        mailbox.post { seen.withLockedValue { $0.append(1) } }
+        mailbox.post { seen.withLockedValue { $0.append(2) } }
+        mailbox.modes = [custom]
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            mailbox.post {
+                seen.withLockedValue { $0.append(3) }
+                done.resume()
+            }
+        }
+        #expect(seen.withLockedValue { $0 } == [1, 2, 3])
+    }
+
+    @Test("a move inside a callback: the rest of the batch runs on the new run loop, in order, after it returns")
+    func aMoveInsideACallbackTakesTheRestOfTheBatch() async throws {
+        let old = RunLoopThread(name: "old")
+        let new = RunLoopThread(name: "new")
+        defer {
+            old.stop()
+            new.stop()
+        }
+        // The old thread waits at a gate while three callbacks are posted: they form one batch.
+        let gate = DispatchSemaphore(value: 0)
+        old.perform { gate.wait() }
+        let mailbox = RunLoopMailbox(runLoop: old.runLoop)
+        let places = NIOLockedValueBox<[String]>([])
+        let firstReturned = NIOLockedValueBox(false)
+        let overlapped = NIOLockedValueBox(false)
+        let secondStarted = DispatchSemaphore(value: 0)
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            mailbox.post {
+                places.withLockedValue { $0.append(RunLoop.current === old.runLoop ? "old" : "?") }
+                mailbox.move(to: new.runLoop)
+                // The next callback must not start on the new thread while this one runs: give it the chance.
+                if secondStarted.wait(timeout: .now() + .milliseconds(200)) == .success {
+                    overlapped.withLockedValue { $0 = true }
+                }
+                firstReturned.withLockedValue { $0 = true }
+            }
+            for index in 2...3 {
+                mailbox.post {
+                    if index == 2 { secondStarted.signal() }
+                    if !firstReturned.withLockedValue({ $0 }) { overlapped.withLockedValue { $0 = true } }
+                    places.withLockedValue {
+                        $0.append(RunLoop.current === new.runLoop ? "new\(index)" : "old\(index)")
+                    }
+                    if index == 3 { done.resume() }
+                }
+            }
+            gate.signal()
+        }
+        #expect(places.withLockedValue { $0 } == ["old", "new2", "new3"])
+        #expect(!overlapped.withLockedValue { $0 })
+    }
 }

@@ -8,6 +8,9 @@ struct EnginePolicy: Equatable {
     var reportsProgress: Bool
     /// The face completes reads from the buffered bytes on its own threads: the machine is shared, behind a lock.
     var servesReadsOffLoop: Bool
+    /// The peer's end of stream closes the connection as soon as no queued read can use the buffered bytes, which
+    /// the close reports as unread (the RunLoop era's rule), instead of waiting for reads to drain them.
+    var closesAtEndOfStreamWithUnreadBytes = false
 
     /// CocoaAsyncSocket's rules.
     static let delegateFace = EnginePolicy(

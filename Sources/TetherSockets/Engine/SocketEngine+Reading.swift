@@ -66,6 +66,13 @@ extension SocketEngine {
                 askReadTimeout(tag: tag, elapsed: elapsed, bytesDone: bytesDone)
                 return
             case .close(let error):
+                // The peer's close with bytes unread (RunLoop face): a read handed over from another thread before
+                // the bytes came has not reached the queue yet. The inbox runs this again once it has.
+                if policy.closesAtEndOfStreamWithUnreadBytes, owner?.hasPendingOperations == true,
+                    peek({ !$0.reads.hasRequests && $0.reads.inputClosed && $0.reads.bufferedBytes > 0 })
+                {
+                    return
+                }
                 close(error: error)
                 return
             case .awaitTLS:

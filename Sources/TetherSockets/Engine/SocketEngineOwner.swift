@@ -29,4 +29,12 @@ protocol SocketEngineOwner: AnyObject {
     func engine(_ engine: SocketEngine, didReceive trust: TLSPeerTrust, answer: @escaping @Sendable (Bool) -> Void)
     /// The connection ended; called exactly once per engine. `nil` for a local, requested close.
     func engineDidClose(_ engine: SocketEngine, error: GCDAsyncSocketError?)
+    /// Operations handed over from other threads that have not run on the loop yet: a read among them may want the
+    /// bytes the peer sent before its close.
+    var hasPendingOperations: Bool { get }
+}
+
+extension SocketEngineOwner {
+    /// None by default (a face whose operations reach the loop directly).
+    var hasPendingOperations: Bool { false }
 }

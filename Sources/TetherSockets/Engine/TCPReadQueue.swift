@@ -149,7 +149,7 @@ struct TCPReadQueue<Task> {
                 return .fail(request.waiter, GCDAsyncSocketError.readMaxedOut)
             }
         }
-        if inputClosed && receiveBuffer.readableBytes == 0 {
+        if inputClosed && (receiveBuffer.readableBytes == 0 || policy.closesAtEndOfStreamWithUnreadBytes) {
             if policy.autoDisconnectOnClosedReadStream { return .close(.closedByPeer) }
             if !closureReported {
                 closureReported = true

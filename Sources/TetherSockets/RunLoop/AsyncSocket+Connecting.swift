@@ -100,7 +100,11 @@ extension AsyncSocket {
         }
         let core = GCDAsyncSocket(eventLoopGroup: eventLoopGroup)
         core.callbackDelivery = .eventLoop
-        core.state.withLock { $0.configuration.servesBufferedReadsOnCaller = true }
+        core.state.withLock { s in
+            s.configuration.servesBufferedReadsOnCaller = true
+            // The peer's close is reported at once, the bytes not read in `unreadData()` (the original's close order).
+            s.configuration.closesAtEndOfStreamWithUnreadBytes = true
+        }
         let bridge: RunLoopSocketBridge = try state.withLock { s in
             guard s.phase == .idle else {
                 throw AsyncSocketException(
@@ -141,14 +145,16 @@ extension AsyncSocket {
     /// its pending callbacks when deallocated. Never `willDisconnectWithError`. No callback for a socket that was not
     /// started.
     public func disconnect() {
-        guard let generation = endLife() else { return }
+        guard endLife() else { return }
         if mailbox.runLoop == nil || mailbox.isOnRunLoopThread {
             delegate?.onSocketDidDisconnect(self)
         } else {
             // Weakly, as every callback: a socket released meanwhile delivers nothing more (the original cancelled its
-            // pending performs in dealloc), and one whose run loop stopped is not kept alive by its own mailbox.
+            // pending performs in dealloc), and one whose run loop stopped is not kept alive by its own mailbox. Not
+            // tied to the current life: a `connect` right after this call starts the next life, and this one's
+            // onSocketDidDisconnect still comes, before any callback of the next.
             mailbox.post { [weak self] in
-                guard let self, state.withLock({ $0.generation == generation }) else { return }
+                guard let self else { return }
                 delegate?.onSocketDidDisconnect(self)
             }
         }
@@ -179,10 +185,10 @@ extension AsyncSocket {
         if let core { body(core) }
     }
 
-    /// Ends the current life without callbacks from the engine; returns the generation whose
-    /// `onSocketDidDisconnect` is now due, nil when the socket was not started.
-    func endLife() -> UInt64? {
-        let ended: (GCDAsyncSocket?, UInt64)? = state.withLock { s in
+    /// Ends the current life without callbacks from the engine; returns whether one was running (its
+    /// `onSocketDidDisconnect` is now due), false when the socket was not started.
+    func endLife() -> Bool {
+        let ended: GCDAsyncSocket?? = state.withLock { s in
             guard s.phase != .idle else { return nil }
             s.phase = .idle
             s.generation &+= 1
@@ -192,11 +198,11 @@ extension AsyncSocket {
                 s.pendingReads = 0
                 s.pendingWrites = 0
             }
-            return (s.core, s.generation)
+            return .some(s.core)
         }
-        guard let (core, generation) = ended else { return nil }
+        guard case .some(let core) = ended else { return false }
         core?.delegate = nil
         core?.disconnect()
-        return generation
+        return true
     }
 }

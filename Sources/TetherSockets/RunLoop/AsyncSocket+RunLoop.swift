@@ -6,7 +6,8 @@ extension AsyncSocket {
     public func enablePreBuffering() {}
 
     /// Moves the socket's callbacks to `runLoop`. Must be called on the socket's current run loop thread (or before
-    /// the socket has one): returns false otherwise. Callbacks already queued for the old run loop still run there.
+    /// the socket has one): returns false otherwise. Every callback not yet run goes too: called from a callback, the
+    /// next callback (the rest of those already queued included) runs on `runLoop`, once this one has returned.
     public func moveToRunLoop(_ runLoop: RunLoop) -> Bool {
         if let current = mailbox.runLoop, current !== RunLoop.current { return false }
         if mailbox.runLoop === runLoop { return true }
@@ -14,7 +15,8 @@ extension AsyncSocket {
         return true
     }
 
-    /// The run loop modes callbacks run in; false (nothing changes) for an empty array.
+    /// The run loop modes callbacks run in, from the next callback on (those already queued included); false
+    /// (nothing changes) for an empty array.
     public func setRunLoopModes(_ runLoopModes: [RunLoop.Mode]) -> Bool {
         guard !runLoopModes.isEmpty else { return false }
         mailbox.modes = runLoopModes

@@ -60,13 +60,14 @@ extension AsyncSocket {
         core?.startTLS(settings)
     }
 
-    /// Closes the current life with `error`: `willDisconnectWithError` then `onSocketDidDisconnect`, on the run loop.
+    /// Closes the current life with `error`: `willDisconnectWithError` then `onSocketDidDisconnect`, on the run loop
+    /// (owed to the life that ended, so a `connect` before they run does not lose them).
     func fail(with error: AsyncSocketError) {
-        guard let generation = endLife() else { return }
+        guard endLife() else { return }
         mailbox.post { [weak self] in
-            guard let self, state.withLock({ $0.generation == generation }), let delegate else { return }
+            guard let self, let delegate else { return }
             delegate.onSocket(self, willDisconnectWithError: error)
-            if state.withLock({ $0.generation == generation }) { delegate.onSocketDidDisconnect(self) }
+            delegate.onSocketDidDisconnect(self)
         }
     }
 }

@@ -1,42 +1,47 @@
+import DequeModule
 import Foundation
 import TetherConcurrency
 
 /// The RunLoop-era faces' delivery: a FIFO of callbacks performed on one run loop, in its modes, in the order they
-/// were posted, and only while that run loop runs in one of those modes.
+/// were posted, one at a time, and only while that run loop runs in one of those modes.
 ///
-/// Events come from the engine's event loops; ``post(_:)`` appends and, when no drain is pending, hands a drain to
-/// the run loop through ``RunLoopWaker`` (which wakes it if it waits). The drain runs every callback handed to that
-/// run loop by then, and whatever is posted while it runs. A socket without a run loop yet (an accepted socket before
-/// `onSocket(_:wantsRunLoopForNewSocket:)` answered) keeps its callbacks until it has one. After ``move(to:)``,
-/// callbacks posted before the move still run on the old run loop; later ones on the new. A change of modes moves the
-/// callbacks not yet run to the new modes.
+/// Events come from the engine's event loops; ``post(_:)`` appends and, when no drain is scheduled, hands a drain to
+/// the run loop through ``RunLoopWaker`` (which wakes it if it waits). The drain runs the callbacks one by one, those
+/// posted while it runs included, until none is left. A socket without a run loop yet (an accepted socket before
+/// `onSocket(_:wantsRunLoopForNewSocket:)` answered) keeps its callbacks until it has one.
+///
+/// Every callback not yet run follows the mailbox's current run loop and modes: after ``move(to:first:)`` or a change
+/// of ``modes`` (from a callback too), the next callback, and every later one, runs on the new run loop in the new
+/// modes; the drain in charge before stops after the callback it is running, and the new one starts only then, so
+/// that two callbacks never run at once.
 ///
 /// The mailbox holds no timer and nothing on the run loop holds it: a drain handed over holds it weakly, so a socket
 /// released with callbacks pending (its run loop stopped, say) is freed with them.
 final class RunLoopMailbox: Sendable {
-    /// The callbacks handed to one run loop and not yet run.
-    private struct HandOver {
-        var handed: [UncheckedSendableBox<() -> Void>] = []
-        /// The drain token of the last hand-over to this run loop.
-        var token: UInt64 = 0
-    }
-
     private struct State {
         // Sendable: the run loop is only compared by identity and handed to ``RunLoopWaker`` off its own thread.
         var runLoop: UncheckedSendableBox<RunLoop>?
         var modes: [RunLoop.Mode]
-        /// Callbacks not yet handed to a run loop (posted since the last drain was scheduled, or before any run loop).
-        var pending: [UncheckedSendableBox<() -> Void>] = []
+        /// Callbacks not yet run, in order.
+        var queue = Deque<UncheckedSendableBox<() -> Void>>()
+        /// A drain is handed to the current run loop in the current modes (or one is running).
         var isScheduled = false
-        /// Identifies the drain in charge; a move or a new schedule retires the previous one.
+        /// A callback is running: a drain handed over now would start before it returns, so the running drain hands
+        /// over the next one when it ends.
+        var isRunning = false
+        /// Identifies the drain in charge; a move or a change of modes retires it.
         var drainToken: UInt64 = 0
-        /// What each run loop this mailbox delivered on has been handed, by the run loop's identity.
-        var handOvers: [ObjectIdentifier: HandOver] = [:]
+
+        /// The drain in charge stops after its current callback; a new one is handed over.
+        mutating func retireDrain() {
+            drainToken &+= 1
+            isScheduled = false
+        }
     }
 
     private let state: LockedBox<State>
 
-    /// A mailbox delivering on `runLoop` (nil: held until ``move(to:)``) in `modes`.
+    /// A mailbox delivering on `runLoop` (nil: held until ``move(to:first:)``) in `modes`.
     init(runLoop: RunLoop?, modes: [RunLoop.Mode] = [.default]) {
         self.state = LockedBox(State(runLoop: runLoop.map { UncheckedSendableBox($0) }, modes: modes))
     }
@@ -46,16 +51,22 @@ final class RunLoopMailbox: Sendable {
         state.withLock { $0.runLoop?.value }
     }
 
-    /// The modes callbacks run in.
+    /// The modes callbacks run in. A change applies to every callback not yet run.
     var modes: [RunLoop.Mode] {
         get { state.withLock { $0.modes } }
         set {
-            let reschedule = state.withLock { s -> Bool in
+            state.withLock { s in
+                guard s.modes != newValue else { return }
                 s.modes = newValue
-                return !s.pending.isEmpty && !s.isScheduled
+                s.retireDrain()
             }
-            if reschedule { scheduleIfNeeded() }
+            scheduleIfNeeded()
         }
+    }
+
+    /// How many callbacks wait to run (for tests).
+    var waitingCount: Int {
+        state.withLock { $0.queue.count }
     }
 
     /// Whether the calling thread is the one that runs this mailbox's run loop.
@@ -68,64 +79,58 @@ final class RunLoopMailbox: Sendable {
     func post(_ callback: @escaping () -> Void) {
         // Sendable: the callback runs on the mailbox's run loop thread only, after this hand-over.
         let boxed = UncheckedSendableBox(callback)
-        state.withLock { $0.pending.append(boxed) }
+        state.withLock { $0.queue.append(boxed) }
         scheduleIfNeeded()
     }
 
-    /// Delivers later callbacks on `runLoop`; callbacks already handed to the old run loop stay there. `first`
-    /// runs before every callback still waiting here (an accepted socket's `didConnectToHost` before its events).
+    /// Delivers every callback not yet run, and every later one, on `runLoop`. `first` runs before every callback
+    /// waiting here (an accepted socket's `didConnectToHost` before its events).
     func move(to runLoop: RunLoop, first: (() -> Void)? = nil) {
         // Sendable: the callback runs on the mailbox's run loop thread only, after this hand-over.
         let boxed = first.map { UncheckedSendableBox($0) }
         state.withLock { s in
-            if let boxed { s.pending.insert(boxed, at: 0) }
+            if let boxed { s.queue.prepend(boxed) }
+            guard s.runLoop?.value !== runLoop else { return }
             s.runLoop = UncheckedSendableBox(runLoop)
-            // A drain scheduled on the old run loop runs what it took then; it takes nothing more.
-            s.isScheduled = false
-            s.drainToken &+= 1
+            s.retireDrain()
         }
         scheduleIfNeeded()
     }
 
     private func scheduleIfNeeded() {
-        let wake: (RunLoop, [RunLoop.Mode])? = state.withLock { s in
-            guard !s.isScheduled, !s.pending.isEmpty, let runLoop = s.runLoop else { return nil }
+        let wake: (RunLoop, [RunLoop.Mode], UInt64)? = state.withLock { s in
+            guard !s.isScheduled, !s.isRunning, !s.queue.isEmpty, let runLoop = s.runLoop else { return nil }
             s.isScheduled = true
             s.drainToken &+= 1
-            let key = ObjectIdentifier(runLoop.value)
-            s.handOvers[key, default: HandOver()].handed += s.pending
-            s.handOvers[key]?.token = s.drainToken
-            s.pending = []
-            return (runLoop.value, s.modes)
+            return (runLoop.value, s.modes, s.drainToken)
         }
-        guard let (runLoop, modes) = wake else { return }
-        let key = ObjectIdentifier(runLoop)
-        RunLoopWaker.shared.perform(on: runLoop, modes: modes) { [weak self] in self?.drain(key) }
+        guard let (runLoop, modes, token) = wake else { return }
+        RunLoopWaker.shared.perform(on: runLoop, modes: modes) { [weak self] in self?.drain(token) }
     }
 
-    /// On the run loop `key`: runs the callbacks handed to it, then whatever was posted meanwhile, until a move hands
-    /// the mailbox to another run loop.
-    private func drain(_ key: ObjectIdentifier) {
-        let taken: ([UncheckedSendableBox<() -> Void>], UInt64)? = state.withLock { s in
-            guard let handOver = s.handOvers[key], !handOver.handed.isEmpty else { return nil }
-            s.handOvers[key]?.handed = []
-            return (handOver.handed, handOver.token)
-        }
-        guard let (batch, token) = taken else { return }
-        var next = batch
-        while !next.isEmpty {
-            for callback in next { callback.value() }
-            next = state.withLock { s in
-                guard s.drainToken == token else { return [] }
-                defer { s.pending = [] }
-                return s.pending
+    /// On the run loop: runs the callbacks one at a time while this drain is in charge and some are left.
+    private func drain(_ token: UInt64) {
+        while true {
+            let next: UncheckedSendableBox<() -> Void>? = state.withLock { s in
+                guard s.drainToken == token, !s.isRunning else { return nil }
+                guard !s.queue.isEmpty else {
+                    s.isScheduled = false
+                    return nil
+                }
+                s.isRunning = true
+                return s.queue.removeFirst()
+            }
+            guard let next else { return }
+            next.value()
+            let stillInCharge = state.withLock { s in
+                s.isRunning = false
+                return s.drainToken == token
+            }
+            guard stillInCharge else {
+                // A move or a change of modes retired this drain during the callback: the next one starts now.
+                scheduleIfNeeded()
+                return
             }
         }
-        let stillOurs = state.withLock { s -> Bool in
-            guard s.drainToken == token else { return false }
-            s.isScheduled = false
-            return true
-        }
-        if stillOurs { scheduleIfNeeded() }
     }
 }

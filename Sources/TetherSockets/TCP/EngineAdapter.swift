@@ -90,6 +90,8 @@ final class EngineAdapter: SocketEngineOwner {
             if let engine = engineBox { current(engine) }
             operation = inbox.withLock { $0.next(finished: true) }
         }
+        // A peer's close that waited for these operations is decided now (RunLoop face).
+        if let engine = engineBox, engine.policy.closesAtEndOfStreamWithUnreadBytes { engine.processReads() }
     }
 
     func engineDidActivate(_ engine: SocketEngine) {

@@ -159,12 +159,15 @@ extension GCDAsyncSocket {
 
     /// On the child's loop: wraps an accepted channel in a new socket and tells the listener's delegate.
     private func adoptAccepted(_ channel: any Channel, listenerLife: UInt64) throws {
-        let inherited: ((any GCDAsyncSocketDelegate)?, DispatchQueue?, CallbackDelivery, (any EventLoop)?)? =
+        let inherited: ((any GCDAsyncSocketDelegate)?, DispatchQueue?, CallbackDelivery, (any EventLoop)?, Bool)? =
             state.withLock { s in
                 guard s.lifecycle.isCurrent(life: listenerLife) else { return nil }
-                return (s.delegate, s.delegateQueue, s.delivery, s.listenerLoop)
+                return (
+                    s.delegate, s.delegateQueue, s.delivery, s.listenerLoop,
+                    s.configuration.closesAtEndOfStreamWithUnreadBytes
+                )
             }
-        guard let (delegate, queue, delivery, listenerLoop) = inherited else {
+        guard let (delegate, queue, delivery, listenerLoop, closesAtEndOfStream) = inherited else {
             throw ChannelError.ioOnClosedChannel
         }
         let child = GCDAsyncSocket(
@@ -175,6 +178,7 @@ extension GCDAsyncSocket {
         )
         let adapter = child.state.withLock { s -> EngineAdapter in
             s.configuration.callbackDelivery = delivery
+            s.configuration.closesAtEndOfStreamWithUnreadBytes = closesAtEndOfStream
             let life = s.lifecycle.startConnected()
             s.delivery = delivery
             s.channel = channel

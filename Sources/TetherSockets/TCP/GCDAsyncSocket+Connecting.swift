@@ -189,6 +189,7 @@ extension GCDAsyncSocket {
         let adapter = EngineAdapter(socket: self, life: life, eventLoop: loop, reportsConnect: reportsConnect)
         var policy = SocketEngine.Policy.delegateFace
         policy.autoDisconnectOnClosedReadStream = s.configuration.autoDisconnectOnClosedReadStream
+        policy.closesAtEndOfStreamWithUnreadBytes = s.configuration.closesAtEndOfStreamWithUnreadBytes
         let engine = SocketEngine(eventLoop: loop, owner: adapter, policy: policy)
         adapter.attach(engine)
         s.adapter = adapter

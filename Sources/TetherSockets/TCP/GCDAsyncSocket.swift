@@ -71,6 +71,9 @@ public final class GCDAsyncSocket: @unchecked Sendable {
         /// A read issued off the loop that buffered bytes satisfy calls the delegate on the caller's thread, in
         /// `.eventLoop` delivery too: the RunLoop-era face's bridge, which only posts to a run loop, sets it.
         var servesBufferedReadsOnCaller = false
+        /// The peer's end of stream closes at once, the bytes not read going with the close: the RunLoop-era face
+        /// sets it (accepted sockets inherit it from their listener).
+        var closesAtEndOfStreamWithUnreadBytes = false
     }
 
     struct State {
