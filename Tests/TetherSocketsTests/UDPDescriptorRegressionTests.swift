@@ -113,24 +113,24 @@ struct UDPDescriptorRegressionTests {
             sockets.append(socket)
         }
         // The sockets' own ports (other tests open sockets in parallel in this process).
-        let ports = Set(sockets.map { Int($0.localPort()) })
-        #expect(OpenSockets.udpBound(to: ports) == 50)
+        let inodes = OpenSockets.udpInodes(boundTo: Set(sockets.map { Int($0.localPort()) }))
+        #expect(inodes.count == 50)
         sockets.removeAll()
-        try await OpenSockets.waitUntilUDPClosed(ports: ports)
+        try await OpenSockets.waitUntilClosed(inodes: inodes)
         #expect(!recorder.events.contains { if case .closed = $0 { true } else { false } })
     }
 
     @Test func runLoopSocketsDroppedWithoutCloseGiveTheirDescriptorsBack() async throws {
-        let ports: Set<Int> = try await onThread {
+        let inodes: Set<UInt64> = try await onThread {
             var sockets: [AsyncUdpSocket] = []
             for _ in 0..<50 {
                 let socket = AsyncUdpSocket()
                 try socket.bind(toAddress: "127.0.0.1", port: 0)
                 sockets.append(socket)
             }
-            return Set(sockets.map { Int($0.localPort()) })
+            return OpenSockets.udpInodes(boundTo: Set(sockets.map { Int($0.localPort()) }))
         }
-        #expect(ports.count == 50)
-        try await OpenSockets.waitUntilUDPClosed(ports: ports)
+        #expect(inodes.count == 50)
+        try await OpenSockets.waitUntilClosed(inodes: inodes)
     }
 }

@@ -50,10 +50,11 @@ enum OpenSockets {
         return count
     }
 
-    /// How many UDP sockets of this process are bound to one of `ports`.
-    static func udpBound(to ports: Set<Int>) -> Int {
+    /// The inodes of this process's UDP sockets bound to one of `ports` (read while they are open: a port may be
+    /// bound again by another test once they closed, an inode is not reused so soon).
+    static func udpInodes(boundTo ports: Set<Int>) -> Set<UInt64> {
         let ours = descriptorInodes()
-        var count = 0
+        var inodes = Set<UInt64>()
         for table in ["/proc/self/net/udp", "/proc/self/net/udp6"] {
             guard let text = readWhole(table) else { continue }
             for line in text.split(separator: "\n").dropFirst() {
@@ -62,24 +63,24 @@ enum OpenSockets {
                     let port = fields[1].split(separator: ":").last.flatMap({ Int($0, radix: 16) }),
                     ports.contains(port)
                 else { continue }
-                count += 1
+                inodes.insert(inode)
             }
         }
-        return count
+        return inodes
     }
 
-    /// Waits until none of this process's UDP sockets is bound to one of `ports` (polling, as
+    /// Waits until no descriptor of this process refers to one of `inodes` (polling, as
     /// ``waitUntilClosed(port:ends:timeout:)``); fails after `timeout`.
-    static func waitUntilUDPClosed(ports: Set<Int>, timeout: Duration = .seconds(10)) async throws {
+    static func waitUntilClosed(inodes: Set<UInt64>, timeout: Duration = .seconds(10)) async throws {
         let deadline = ContinuousClock.now + timeout
-        var open = udpBound(to: ports)
+        var open = descriptorInodes().intersection(inodes).count
         while open > 0 {
             guard ContinuousClock.now < deadline else {
-                Issue.record("\(open) UDP sockets still open after \(timeout)")
+                Issue.record("\(open) of \(inodes.count) sockets still open after \(timeout)")
                 return
             }
             try await Task.sleep(for: .milliseconds(20))
-            open = udpBound(to: ports)
+            open = descriptorInodes().intersection(inodes).count
         }
     }
 
