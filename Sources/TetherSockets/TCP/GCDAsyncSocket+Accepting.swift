@@ -186,6 +186,12 @@ extension GCDAsyncSocket {
             s.localAddress = channel.localAddress
             return child.makeEngine(&s, life: life, loop: channel.eventLoop, reportsConnect: false)
         }
+        // The engine joins the pipeline before the delegate hears of the socket: a delegate that lets it go at once
+        // (the RunLoop face's, whose socket can be released on this loop while the accept is delivered) closes it
+        // inline, and the close must find the channel to close. (Added after, the engine was already closed and gone,
+        // and the connection stayed open with nobody to close it.)
+        guard let engine = adapter.engineBox else { throw ChannelError.ioOnClosedChannel }
+        try channel.pipeline.syncOperations.addHandler(engine)
         // In event-loop delivery the listener's delegate is called on the listener's loop, never on the child's:
         // children run on every loop of the group, and their accepts must not reach the delegate at once.
         if delivery == .eventLoop, let listenerLoop, !listenerLoop.inEventLoop {
@@ -195,8 +201,6 @@ extension GCDAsyncSocket {
         } else {
             deliver(life: listenerLife) { sock, delegate in delegate.socket(sock, didAcceptNewSocket: child) }
         }
-        guard let engine = adapter.engineBox else { return }
-        try channel.pipeline.syncOperations.addHandler(engine)
     }
 }
 
