@@ -21,9 +21,11 @@ import TetherTestSupport
     @Test(arguments: [GCDAsyncSocket.CallbackDelivery.delegateQueue, .eventLoop])
     func randomSchedulesKeepTheContract(delivery: GCDAsyncSocket.CallbackDelivery) async throws {
         var failures: [String] = []
+        var operations = 0
         for seed in Self.seeds {
             let schedule = SocketSchedule(seed: seed)
-            let violations = try await Self.run(schedule, delivery: delivery)
+            let (violations, count) = try await Self.run(schedule, delivery: delivery)
+            operations += count
             if !violations.isEmpty {
                 failures.append(
                     "TETHER_SIM_SEED=\(seed) (\(delivery)): \(violations.prefix(5).joined(separator: "; "))\n  schedule: "
@@ -31,11 +33,20 @@ import TetherTestSupport
                 )
             }
         }
+        SeededGenerator.report(
+            face: "GCDAsyncSocket(\(delivery))",
+            schedules: Self.seeds.count,
+            operations: operations,
+            failing: failures.count
+        )
         #expect(failures.isEmpty, "\(failures.count) schedules failed:\n\(failures.prefix(3).joined(separator: "\n"))")
     }
 
-    /// Runs one schedule; returns its violations.
-    static func run(_ schedule: SocketSchedule, delivery: GCDAsyncSocket.CallbackDelivery) async throws -> [String] {
+    /// Runs one schedule; returns its violations and how many operations it issued (reads, writes, the ending).
+    static func run(
+        _ schedule: SocketSchedule,
+        delivery: GCDAsyncSocket.CallbackDelivery
+    ) async throws -> ([String], Int) {
         let listener = try RawListener()
         defer { listener.close() }
         let driver = try start(schedule, delivery: delivery, port: listener.port)
@@ -81,7 +92,8 @@ import TetherTestSupport
                 problems.append("a released socket called its delegate")
             }
         }
-        return problems
+        let operations = driver.model.withLock { $0.reads.count + $0.writes.count } + 1
+        return (problems, operations)
     }
 
     private static func start(

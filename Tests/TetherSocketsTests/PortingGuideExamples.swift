@@ -137,7 +137,7 @@ final class EchoService: GCDAsyncSocketDelegate {
     }
 
     func socket(_ sock: GCDAsyncSocket, didAcceptNewSocket newSocket: GCDAsyncSocket) {
-        connections.append(newSocket)  // to close it later; the engine keeps it open either way
+        connections.append(newSocket)  // as in the original: a socket nobody keeps closes
         newSocket.readData(withTimeout: -1, tag: 0)
     }
 
@@ -149,7 +149,7 @@ final class EchoService: GCDAsyncSocketDelegate {
     func stop() {
         queue.sync {
             listener.disconnect()
-            for connection in connections { connection.disconnect() }  // releasing does not close
+            for connection in connections { connection.disconnect() }  // releasing them would close them too
         }
     }
 }

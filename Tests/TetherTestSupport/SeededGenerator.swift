@@ -25,11 +25,19 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
     }
 
     /// The seeds a randomized test runs: `TETHER_SIM_SEED=S` replays one; `TETHER_SIM_SEEDS=N` runs N seeds from
-    /// `first`; otherwise the `count` fixed seeds from `first` that CI runs.
+    /// `first` plus `TETHER_SIM_OFFSET` (0 by default; `scripts/simulate.sh` moves it on batch by batch); otherwise
+    /// the `count` fixed seeds from `first` that CI runs.
     public static func seeds(first: UInt64, count: Int) -> [UInt64] {
         let environment = ProcessInfo.processInfo.environment
         if let one = environment["TETHER_SIM_SEED"].flatMap(UInt64.init) { return [one] }
         let total = environment["TETHER_SIM_SEEDS"].flatMap(Int.init) ?? count
-        return (0..<UInt64(max(total, 0))).map { first &+ $0 }
+        let offset = environment["TETHER_SIM_OFFSET"].flatMap(UInt64.init) ?? 0
+        return (0..<UInt64(max(total, 0))).map { first &+ offset &+ $0 }
+    }
+
+    /// Prints one line that `scripts/simulate.sh` adds up: `simulation <face>: <n> schedules, <m> operations,
+    /// <v> failing`.
+    public static func report(face: String, schedules: Int, operations: Int, failing: Int) {
+        print("simulation \(face): \(schedules) schedules, \(operations) operations, \(failing) failing")
     }
 }

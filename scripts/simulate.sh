@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The sockets' randomized tests (a model of each face's contract under schedules drawn from seeds) over many more
+# seeds than the test suite runs: batch after batch of fresh seeds until the time is up. A failing schedule prints
+# its seed; replay it with TETHER_SIM_SEED=<seed> swift test --filter <suite>.
+#   scripts/simulate.sh [--seconds N] [--face gcd|runloop|udp|async|all] [--batch N] [--sanitize thread]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=600
+face=all
+batch=200
+sanitize=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --seconds) seconds=$2; shift 2 ;;
+        --face) face=$2; shift 2 ;;
+        --batch) batch=$2; shift 2 ;;
+        --sanitize) sanitize=(--sanitize="$2" --scratch-path .build-tsan); shift 2 ;;
+        *) echo "usage: scripts/simulate.sh [--seconds N] [--face gcd|runloop|udp|async|all] [--batch N]" >&2; exit 64 ;;
+    esac
+done
+
+declare -A suites=(
+    [gcd]=GCDAsyncSocketSimulationTests
+    [runloop]=AsyncSocketRandomizedTests
+    [udp]=UDPSimulationTests
+    [async]=TCPConnectionSimulationTests
+)
+if [ "$face" = all ]; then faces=(gcd runloop udp async); else faces=("$face"); fi
+for f in "${faces[@]}"; do
+    [ -n "${suites[$f]:-}" ] || { echo "unknown face: $f" >&2; exit 64; }
+done
+
+swift build --build-tests "${sanitize[@]}" || exit 1
+deadline=$(($(date +%s) + seconds))
+offset=1000
+status=0
+declare -A schedules operations
+log=$(mktemp)
+while [ "$(date +%s)" -lt "$deadline" ]; do
+    for f in "${faces[@]}"; do
+        suite=${suites[$f]}
+        TETHER_SIM_SEEDS=$batch TETHER_SIM_OFFSET=$offset swift test --skip-build "${sanitize[@]}" \
+            --filter "TetherSocketsTests.$suite" >"$log" 2>&1
+        code=$?
+        if ! grep -q "Test run with" "$log"; then
+            echo "$f: the suite did not run (no such test yet?)"; continue
+        fi
+        # Faces that print a summary line give their operations; the others count one schedule per test case.
+        ran=$(grep -Eo 'simulation [^:]*: [0-9]+ schedules, [0-9]+ operations' "$log" |
+            awk '{ s += $(NF-3); o += $(NF-1) } END { print s+0, o+0 }')
+        read -r s o <<<"$ran"
+        if [ "$s" -eq 0 ]; then s=$batch; fi
+        schedules[$f]=$((${schedules[$f]:-0} + s))
+        operations[$f]=$((${operations[$f]:-0} + o))
+        if [ "$code" -ne 0 ]; then
+            status=1
+            echo "$f: FAILED in the batch of seeds from offset $offset:"
+            grep -E 'TETHER_SIM_SEED=|seed [0-9]+|✘' "$log" | cut -c1-600 | head -20
+        fi
+    done
+    offset=$((offset + batch))
+    [ "$(date +%s)" -lt "$deadline" ] || break
+done
+rm -f "$log"
+for f in "${faces[@]}"; do
+    echo "$f: ${schedules[$f]:-0} schedules, ${operations[$f]:-0} operations counted$([ "$status" -eq 0 ] && echo ', no violation')"
+done
+exit $status
