@@ -180,6 +180,12 @@ struct AsyncSocketRandomizedTests {
     func randomizedSchedules(seed: UInt64) async throws {
         let schedule = AsyncSocketSimSchedule.draw(seed: seed)
         let problems = try await onThread { try AsyncSocketSimRun(schedule: schedule).run() }
+        SeededGenerator.report(
+            face: "AsyncSocket",
+            schedules: 1,
+            operations: schedule.steps.count,
+            failing: problems.isEmpty ? 0 : 1
+        )
         #expect(problems.isEmpty, "\(schedule)\n\(problems.joined(separator: "\n"))")
     }
 }

@@ -19,6 +19,12 @@ struct UDPSimulationTests {
     func aRandomScheduleKeepsTheDelegateFacesPromises(seed: UInt64) async throws {
         let schedule = UDPSchedule(seed: seed)
         let problems = try await Self.run(schedule)
+        SeededGenerator.report(
+            face: "GCDAsyncUdpSocket",
+            schedules: 1,
+            operations: schedule.ops.count,
+            failing: problems.isEmpty ? 0 : 1
+        )
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))\n\(schedule)")
     }
 
