@@ -36,6 +36,23 @@ struct AsyncUdpSocketReceivingTests {
         await sender.close()
     }
 
+    @Test(
+        "a receive timeout of any value is accepted: infinite, NaN and too large wait without a timer",
+        arguments: [TimeInterval.infinity, .nan, 1e300, 9.3e9, -.infinity]
+    )
+    func receiveTimeoutsOfAnyValueWait(timeout: TimeInterval) async throws {
+        let home = RunLoopThread()
+        defer { home.stop() }
+        let recorder = AsyncUdpRecorder()
+        let socket = try await makeAsyncUdpSocket(on: home, recorder)
+        try socket.bind(toAddress: "127.0.0.1", port: 0)
+        socket.receive(withTimeout: timeout, tag: 1)
+        let sender = try await AsyncUdpTestSender.make()
+        try await sender.send("late", to: socket.localPort())
+        let events = try await recorder.wait { $0.count == 1 }
+        #expect(events == [.received(Data("late".utf8), tag: 1, accepted: true)])
+    }
+
     @Test("with no active request nothing is read: the datagram waits in the kernel until a request comes")
     func nothingIsReadWithoutARequest() async throws {
         let home = RunLoopThread()
