@@ -111,6 +111,17 @@ extension UDPNamespaceTests {
         #expect(verdict.hasPrefix("PASS timedout-never-leaves:"), "\(verdict)")
     }
 
+    @Test func aCancelledTasksSendWaitingForRoomIsWithdrawnAndNeverLeaves() async throws {
+        let verdict = try await run(
+            "cancelled-never-leaves",
+            setup: """
+                ip neigh add 10.77.0.99 lladdr 02:00:00:00:00:99 dev v0 nud permanent
+                tc qdisc add dev v0 root tbf rate 1mbit burst 1600 limit 10000000
+                """
+        )
+        #expect(verdict.hasPrefix("PASS cancelled-never-leaves:"), "\(verdict)")
+    }
+
     @Test func aRefusedDatagramThatWaitedFailsAloneAndTheSocketStaysOpen() async throws {
         let verdict = try await run("refused-while-queued", setup: Self.rateLimited)
         #expect(verdict.hasPrefix("PASS refused-while-queued:"), "\(verdict)")

@@ -29,6 +29,91 @@ struct UDPSendRegressionTests {
         try await peer.close()
     }
 
+    /// A `close()` on another thread can land between the kernel taking a datagram and its callback being queued;
+    /// the datagram reached the peer, so it is reported sent, before `udpSocketDidClose`. Each round closes in the
+    /// middle of a burst of direct sends (later sends start a new life); every datagram the peer got must have been
+    /// reported sent.
+    @Test func aDatagramThatLeftBeforeACloseOnAnotherThreadIsReportedSent() async throws {
+        let peer = try await UDPCollectingPeer(host: "127.0.0.1")
+        let target = try SocketAddress(ipAddress: "127.0.0.1", port: peer.port).sockaddrData
+        let perRound = 80
+        for round in 0..<100 {
+            let recorder = UdpRecorder(label: "udp.close-race")
+            let socket = recorder.makeSocket()
+            socket.setIPv6Enabled(false)
+            try socket.bind(toPort: 0, interface: "127.0.0.1")
+            let base = round * perRound
+            let closeAfter = 1 + (round * 7) % (perRound / 2)
+            let halfway = DispatchSemaphore(value: 0)
+            async let sender: Void = onThread {
+                for index in 1...perRound {
+                    let tag = base + index
+                    socket.send(Self.payload(tag), toAddress: target, withTimeout: -1, tag: tag)
+                    if index == closeAfter { halfway.signal() }
+                }
+            }
+            async let closer: Void = onThread {
+                halfway.wait()
+                socket.close()
+            }
+            _ = try await (sender, closer)
+            socket.close()
+            recorder.queue.sync {}
+            let reported = Set(
+                recorder.events.compactMap { event -> Int? in
+                    if case .sent(let tag) = event { return tag }
+                    return nil
+                }
+            )
+            // Datagrams arrive in the order they left: once the last one reported arrived, the others did.
+            let drops = try UDPFloodTests.kernelDrops(port: peer.port)
+            if let last = reported.max(), drops == 0 {
+                _ = await eventually { peer.payloads.contains(Self.payload(last)) }
+            }
+            let arrived = peer.payloads.compactMap(Self.tag(of:)).filter { $0 > base && $0 <= base + perRound }
+            let unreported = arrived.filter { !reported.contains($0) }
+            #expect(unreported.isEmpty, "round \(round): arrived without didSend: \(unreported); \(recorder.events)")
+            if !unreported.isEmpty { break }
+        }
+        await peer.stop()
+    }
+
+    private static func payload(_ tag: Int) -> Data {
+        withUnsafeBytes(of: UInt64(tag).bigEndian) { Data($0) }
+    }
+
+    private static func tag(of payload: Data) -> Int? {
+        guard payload.count == 8 else { return nil }
+        return Int(payload.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+    }
+
+    /// A connect asked for right after `closeAfterSending` (the queue empty, so the life ends at once) reaches the
+    /// ended life: it connects in a new one, as the original's next connect opened new sockets, and is answered.
+    @Test func aConnectRightAfterCloseAfterSendingIsAnswered() async throws {
+        let peer = try await UDPSocket.bind(host: "127.0.0.1", port: 0)
+        let target = try SocketAddress(ipAddress: "127.0.0.1", port: peer.localPort).sockaddrData
+        for _ in 0..<20 {
+            let recorder = UdpRecorder()
+            let socket = recorder.makeSocket()
+            socket.setIPv6Enabled(false)
+            try socket.bind(toPort: 0, interface: "127.0.0.1")
+            socket.closeAfterSending()
+            try socket.connect(toAddress: target)
+            let events = try await recorder.wait { events in
+                events.contains {
+                    switch $0 {
+                    case .connected, .notConnected: true
+                    default: false
+                    }
+                }
+            }
+            #expect(events.contains(.connected(port: UInt16(peer.localPort))), "\(events)")
+            #expect(socket.isConnected())
+            socket.close()
+        }
+        try await peer.close()
+    }
+
     @Test func twoConcurrentConnectsBothGetAnAnswer() async throws {
         let peer = try await UDPSocket.bind(host: "127.0.0.1", port: 0)
         let home = RunLoopThread()

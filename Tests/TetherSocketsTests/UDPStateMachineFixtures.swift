@@ -134,13 +134,14 @@ extension UDPStateMachine.Action {
         case .awaitResolution(let id): "await(\(id))"
         case .connect(let address): "connect(\(address.port ?? 0))"
         case .runSendFilter(let outgoing, _): "sendFilter(\(outgoing.tag))"
-        case .write(let id, let data, _): "write(\(id), \(String(decoding: data, as: UTF8.self)))"
+        case .write(let id, _, let data, _): "write(\(id), \(String(decoding: data, as: UTF8.self)))"
         case .armTimer(let id, let seconds): "arm(\(id), \(seconds)s)"
         case .cancelTimer(let id): "cancel(\(id))"
         case .runReceiveFilter(let data, _): "receiveFilter(\(String(decoding: data, as: UTF8.self)))"
         case .deliver(let delivery): delivery.text
         case .endLife(let error): error.map { "end(\($0.code))" } ?? "end"
         case .sendAfterLife(let outgoing): "sendAfterLife(\(outgoing.tag))"
+        case .connectAfterLife: "connectAfterLife"
         case .shutDown: "shutDown"
         }
     }

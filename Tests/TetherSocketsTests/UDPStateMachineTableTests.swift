@@ -193,7 +193,7 @@ struct UDPStateMachineTableTests {
         Row(.closed, .channelClosed, "—", "closed"),
         Row(.closed, .familyCloseAsked, "close(v6)", "closed"),
         Row(.closed, .sendAsked, "sendAfterLife(2)", "closed"),
-        Row(.closed, .connectAsked, "—", "closed"),
+        Row(.closed, .connectAsked, "connectAfterLife", "closed"),
         Row(.closed, .resolved, "—", "closed"),
         Row(.closed, .connectCompleted, "—", "closed"),
         Row(.closed, .sendFilterAnswered, "—", "closed"),

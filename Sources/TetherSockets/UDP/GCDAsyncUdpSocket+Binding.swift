@@ -78,8 +78,8 @@ extension GCDAsyncUdpSocket {
     /// - Throws: `.badConfig` (connected already, no delegate, both families off), `.badParam` for an empty host.
     public func connect(toHost host: String, onPort port: UInt16) throws {
         guard !host.isEmpty else { throw GCDAsyncUdpSocketError.badParam("Invalid host parameter (empty)") }
-        let runtime = try startConnect()
-        runtime.enqueue(.connect(.host(host, port: Int(port))))
+        let (runtime, closes) = try startConnect()
+        runtime.enqueue(.connect(.host(host, port: Int(port))), closes: closes)
     }
 
     /// Connects to `sockaddr` bytes.
@@ -88,23 +88,51 @@ extension GCDAsyncUdpSocket {
         guard let address = SocketAddress(sockaddrData: remoteAddr) else {
             throw GCDAsyncUdpSocketError.badParam("A valid IPv4 or IPv6 address was not given")
         }
-        let runtime = try startConnect()
-        runtime.enqueue(.connect(.address(address)))
+        let (runtime, closes) = try startConnect()
+        runtime.enqueue(.connect(.address(address)), closes: closes)
     }
 
-    private func startConnect() throws -> UDPLife {
-        try state.withLock { s in
-            try check(.connect, s)
-            let runtime = try ensureStarted(&s)
-            s.sockets?.isConnecting = true
-            return runtime
+    private func startConnect() throws -> (UDPLife, closes: UInt64) {
+        try state.withLock { s in (try startConnect(&s), s.closes) }
+    }
+
+    private func startConnect(_ s: inout State) throws -> UDPLife {
+        try check(.connect, s)
+        let runtime = try ensureStarted(&s)
+        s.sockets?.isConnecting = true
+        return runtime
+    }
+
+    /// A connect that reached life `life` after it ended (right after `closeAfterSending` emptied the queue, or a
+    /// fatal error): connects in a new life, as the original's next connect opened new sockets; `didNotConnect`
+    /// when it cannot start there (misuse in the new state, sockets that cannot be made). Dropped without a callback
+    /// when a `close()` came after it was asked for (`closes` is the count then), as that close drops queued packets.
+    func connectAgain(_ target: UDPDestination, endedLife life: UInt64, closes: UInt64) {
+        let started: Result<UDPLife, any Error>? = state.withLock { s in
+            guard s.closes == closes else { return nil }
+            guard s.sockets?.life != life else {
+                return .failure(GCDAsyncUdpSocketError(code: .closed, message: "Socket closed"))
+            }
+            return Result { try startConnect(&s) }
+        }
+        switch started {
+        case nil: return
+        case .success(let runtime): runtime.enqueue(.connect(target), closes: closes)
+        case .failure(let error):
+            let answer = GCDAsyncUdpSocketError.wrapping(error, function: "connect")
+            let current = state.withLock { $0.sockets?.life ?? $0.lives }
+            deliver(life: current, evenWhenClosed: true) { sock, delegate in
+                delegate.udpSocket(sock, didNotConnect: answer)
+            }
         }
     }
 
     // MARK: closing
 
-    /// Closes at once: queued sends are dropped without callbacks; `udpSocketDidClose(nil)` follows if sockets
-    /// existed. The socket can be used again (new sockets on next use).
+    /// Closes at once: queued sends are dropped without callbacks (and never sent); a datagram the kernel took
+    /// before the close, even one sent from another thread at that moment, is reported sent before
+    /// `udpSocketDidClose(nil)`, which follows if sockets existed. The socket can be used again (new sockets on
+    /// next use).
     public func close() {
         lifeEnded(nil, error: nil)
     }

@@ -53,24 +53,42 @@ extension GCDAsyncUdpSocket {
         }
     }
 
-    private func enqueueSend(_ data: Data, destination: UDPDestination?, timeout: TimeInterval, tag: Int) {
+    /// Sends in the current life (started if needed). With `closes`, only if `close()` was called that many times
+    /// exactly (else the send is dropped, as a queued send is by `close()`).
+    private func enqueueSend(
+        _ data: Data,
+        destination: UDPDestination?,
+        timeout: TimeInterval,
+        tag: Int,
+        closes expected: UInt64? = nil
+    ) {
         guard !data.isEmpty else { return }
         let runtime: UDPLife
+        let closes: UInt64
         do {
-            runtime = try state.withLock { s in try ensureStarted(&s) }
+            guard
+                let started = try state.withLock({ s -> (UDPLife, UInt64)? in
+                    if let expected, s.closes != expected { return nil }
+                    return (try ensureStarted(&s), s.closes)
+                })
+            else { return }
+            (runtime, closes) = started
         } catch {
             reportUnsent(tag: tag, error: .wrapping(error, function: "socket"))
             return
         }
         // Straight to the kernel when the life's queue is idle and nothing (a filter, a lookup) must run first; the
         // callback is queued as the loop's would be.
-        if state.withLock({ $0.sendFilter == nil }), let result = runtime.fastPath.send(data, to: destination) {
+        // The kernel taking it is noted in the life's ledger in the same step, so a `close()` overtaking this thread
+        // still reports it.
+        let ledger = runtime.sentLedger
+        if state.withLock({ $0.sendFilter == nil }),
+            let result = runtime.fastPath.send(data, to: destination, whenTaken: { ledger.noteSent(tag) })
+        {
             let life = runtime.life
             switch result {
             case .sent:
-                deliver(life: life) { sock, delegate in
-                    delegate.udpSocket(sock, didSendDataWithTag: tag)
-                }
+                deliverSent(life: life, tag: tag)
             case .failed(let error):
                 deliver(life: life) { sock, delegate in
                     delegate.udpSocket(sock, didNotSendDataWithTag: tag, dueToError: error)
@@ -78,12 +96,17 @@ extension GCDAsyncUdpSocket {
             }
             return
         }
-        runtime.enqueue(.send(UDPOutgoing(data: data, destination: destination, timeout: timeout, tag: tag)))
+        runtime.enqueue(
+            .send(UDPOutgoing(data: data, destination: destination, timeout: timeout, tag: tag)),
+            closes: closes
+        )
     }
 
     /// A send that reached life `life` after it ended (right after `closeAfterSending`): sent in a new life, as the
     /// original's next send opened new sockets; reported not sent (`.closed`) if that life is somehow still current.
-    func sendAgain(_ outgoing: UDPOutgoing, endedLife life: UInt64) {
+    /// Dropped without a callback when a `close()` came after it was asked for (`closes` is the count then): that
+    /// close drops it, as it drops queued sends.
+    func sendAgain(_ outgoing: UDPOutgoing, endedLife life: UInt64, closes: UInt64) {
         if state.withLock({ $0.sockets?.life == life }) {
             deliver(life: life) { sock, delegate in
                 delegate.udpSocket(
@@ -94,7 +117,13 @@ extension GCDAsyncUdpSocket {
             }
             return
         }
-        enqueueSend(outgoing.data, destination: outgoing.destination, timeout: outgoing.timeout, tag: outgoing.tag)
+        enqueueSend(
+            outgoing.data,
+            destination: outgoing.destination,
+            timeout: outgoing.timeout,
+            tag: outgoing.tag,
+            closes: closes
+        )
     }
 
     private func reportUnsent(tag: Int, error: GCDAsyncUdpSocketError) {
@@ -162,28 +191,58 @@ extension GCDAsyncUdpSocket {
         evenWhenClosed: Bool = false,
         _ callback: @escaping (GCDAsyncUdpSocket, any GCDAsyncUdpSocketDelegate) -> Void
     ) -> Bool {
-        let (delivered, runNow): (Bool, (UDPLoopCallbacks, any GCDAsyncUdpSocketDelegate)?) = state.withLock { s in
+        typealias Outcome = (delivered: Bool, runNow: (UDPLoopCallbacks, any GCDAsyncUdpSocketDelegate)?)
+        let (delivered, runNow) = state.withLock { s -> Outcome in
             let current = s.sockets?.life == life || (evenWhenClosed && s.sockets == nil)
-            guard current, let delegate = s.delegate else { return (false, nil) }
-            // Sendable: the delegate and the callback are used on the delegate queue (or the life's loop) only.
-            let target = UncheckedSendableBox(delegate)
-            let work = UncheckedSendableBox(callback)
-            switch s.sockets?.delivery ?? s.configuration.callbackDelivery {
-            case .delegateQueue:
-                guard let queue = s.delegateQueue else { return (false, nil) }
-                queue.async { work.value(self, target.value) }
-                return (true, nil)
-            case .eventLoop:
-                let callbacks = s.sockets?.callbacks ?? UDPLoopCallbacks(loop: eventLoopGroup.next())
-                if callbacks.loop.inEventLoop { return (true, (callbacks, delegate)) }
-                callbacks.loop.execute { callbacks.run { work.value(self, target.value) } }
-                return (true, nil)
-            }
+            guard current else { return (false, nil) }
+            return enqueue(&s, runNowOnLoop: true, callback)
         }
         if let (callbacks, delegate) = runNow {
             callbacks.run { callback(self, delegate) }
         }
         return delivered
+    }
+
+    /// Reports one datagram of `tag` that the kernel took: its `didSendDataWithTag`, unless the life ended (its
+    /// close reported every datagram the kernel had taken, from the life's ``UDPSentLedger``).
+    func deliverSent(life: UInt64, tag: Int) {
+        let callback: (GCDAsyncUdpSocket, any GCDAsyncUdpSocketDelegate) -> Void = { sock, delegate in
+            delegate.udpSocket(sock, didSendDataWithTag: tag)
+        }
+        let runNow = state.withLock { s -> (UDPLoopCallbacks, any GCDAsyncUdpSocketDelegate)? in
+            guard let sockets = s.sockets, sockets.life == life else { return nil }
+            sockets.runtime?.sentLedger.takeOne(tag)
+            return enqueue(&s, runNowOnLoop: true, callback).runNow
+        }
+        if let (callbacks, delegate) = runNow {
+            callbacks.run { callback(self, delegate) }
+        }
+    }
+
+    /// Under the lock: queues `callback` for the current life (or, with no sockets, as the configuration says).
+    /// With `runNowOnLoop`, a callback produced on the life's loop in event-loop delivery is returned to be run at
+    /// once, after the lock is released.
+    @discardableResult
+    private func enqueue(
+        _ s: inout State,
+        runNowOnLoop: Bool,
+        _ callback: @escaping (GCDAsyncUdpSocket, any GCDAsyncUdpSocketDelegate) -> Void
+    ) -> (delivered: Bool, runNow: (UDPLoopCallbacks, any GCDAsyncUdpSocketDelegate)?) {
+        guard let delegate = s.delegate else { return (false, nil) }
+        // Sendable: the delegate and the callback are used on the delegate queue (or the life's loop) only.
+        let target = UncheckedSendableBox(delegate)
+        let work = UncheckedSendableBox(callback)
+        switch s.sockets?.delivery ?? s.configuration.callbackDelivery {
+        case .delegateQueue:
+            guard let queue = s.delegateQueue else { return (false, nil) }
+            queue.async { work.value(self, target.value) }
+            return (true, nil)
+        case .eventLoop:
+            let callbacks = s.sockets?.callbacks ?? UDPLoopCallbacks(loop: eventLoopGroup.next())
+            if runNowOnLoop, callbacks.loop.inEventLoop { return (true, (callbacks, delegate)) }
+            callbacks.loop.execute { callbacks.run { work.value(self, target.value) } }
+            return (true, nil)
+        }
     }
 
     /// Under the lock: queues `udpSocketDidClose` after every callback queued so far (in event-loop delivery,
@@ -208,13 +267,21 @@ extension GCDAsyncUdpSocket {
     /// Ends life `life` (a fatal channel error, or close after sending), or the current life (nil: `close()`): one
     /// `udpSocketDidClose`.
     func lifeEnded(_ life: UInt64?, error: (any Error)?) {
-        let sockets: Sockets? = state.withLock { s in
+        let ended: (Sockets, [EventLoopPromise<Void>])? = state.withLock { s in
+            if life == nil { s.closes &+= 1 }
             guard let sockets = s.sockets, life == nil || sockets.life == life else { return nil }
+            // No datagram of this life leaves from now on; each one the kernel took is reported sent before the
+            // close, even when its report was still on its way (the send ran on the loop or another thread).
+            let stopped = sockets.runtime?.stopSending() ?? (sent: [], neverSent: [])
+            for tag in stopped.sent {
+                enqueue(&s, runNowOnLoop: false) { sock, delegate in delegate.udpSocket(sock, didSendDataWithTag: tag) }
+            }
             enqueueDidClose(&s, error: error)
             s.sockets = nil
-            return sockets
+            return (sockets, stopped.neverSent)
         }
-        if let sockets {
+        if let (sockets, neverSent) = ended {
+            for promise in neverSent { promise.fail(ChannelError.ioOnClosedChannel) }
             Self.release(sockets)
             logger?.debug("closed", metadata: ["error": "\(error.map { "\($0)" } ?? "none")"])
         }

@@ -95,6 +95,9 @@ public final class GCDAsyncUdpSocket: Sendable {
         var sendFilter: SendFilter?
         var lives: UInt64 = 0
         var sockets: Sockets?
+        /// How many times `close()` was called: a packet that reaches an ended life goes to a new one only if no
+        /// `close()` came after it was asked for.
+        var closes: UInt64 = 0
     }
 
     let state: LockedBox<State>

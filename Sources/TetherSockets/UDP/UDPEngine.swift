@@ -95,14 +95,19 @@ final class UDPEngine: ChannelInboundHandler {
     }
 
     /// Sends one datagram; `promise` completes when the kernel took it or refused it (with an `IOError`). Returns the
-    /// number that withdraws it from the gate when it waits there (``UDPSendGate/withdraw(_:)``).
+    /// number that withdraws it from the gate when it waits there (``UDPSendGate/withdraw(_:)``). `whenTaken` runs
+    /// under the gate's lock when the kernel takes it.
     @discardableResult
-    func send(_ envelope: AddressedEnvelope<ByteBuffer>, promise: EventLoopPromise<Void>) -> UInt64? {
+    func send(
+        _ envelope: AddressedEnvelope<ByteBuffer>,
+        promise: EventLoopPromise<Void>,
+        whenTaken: (@Sendable () -> Void)? = nil
+    ) -> UInt64? {
         guard let context, context.channel.isActive else {
             promise.fail(ChannelError.ioOnClosedChannel)
             return nil
         }
-        switch gate.send(envelope, queueWith: { promise }) {
+        switch gate.send(envelope, whenTaken: whenTaken, queueWith: { promise }) {
         case .sent: promise.succeed()
         case .failed(let code): promise.fail(IOError(errnoCode: code, reason: "sendto"))
         case .closed: promise.fail(ChannelError.ioOnClosedChannel)

@@ -44,8 +44,9 @@ final class UDPFastPath: Sendable {
         }
     }
 
-    /// Sends `data` now when it may go directly; nil when it must take the loop's path.
-    func send(_ data: Data, to destination: UDPDestination?) -> Result? {
+    /// Sends `data` now when it may go directly; nil when it must take the loop's path. `whenTaken` runs under the
+    /// gate's lock when the kernel takes it.
+    func send(_ data: Data, to destination: UDPDestination?, whenTaken: () -> Void) -> Result? {
         state.withLock { state -> Result? in
             guard state.isOpen, state.outstanding == 0 else { return nil }
             let address: SocketAddress
@@ -70,7 +71,7 @@ final class UDPFastPath: Sendable {
                 return nil
             }
             let envelope = AddressedEnvelope(remoteAddress: address, data: ByteBuffer(bytes: data))
-            switch gate.sendIfIdle(envelope) {
+            switch gate.sendIfIdle(envelope, whenTaken: whenTaken) {
             case .sent: return .sent
             case .failed(let code):
                 return .failed(.wrapping(IOError(errnoCode: code, reason: "sendto"), function: "sendmsg"))

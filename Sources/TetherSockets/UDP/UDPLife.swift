@@ -17,6 +17,8 @@ final class UDPLife: UDPEngineOwner {
     let loop: any EventLoop
     /// Direct sends from the sending thread while the queue is idle; mirrors the machine's state.
     let fastPath = UDPFastPath()
+    /// The datagrams the kernel took whose `didSendDataWithTag` is not queued yet (``UDPSentLedger``).
+    let sentLedger = UDPSentLedger()
 
     private var machine = UDPStateMachine()
     private var descriptors: [(NIOBSDSocket.ProtocolFamily, Int32)] = []
@@ -33,6 +35,8 @@ final class UDPLife: UDPEngineOwner {
     private var events = CircularBuffer<UDPStateMachine.Event>()
     private var isHandling = false
     private var sendFilter: GCDAsyncUdpSocket.SendFilter?
+    /// The socket's count of `close()` calls when the packet being fed was asked for.
+    private var closesWhenAsked: UInt64 = 0
     private var receiveFilter: GCDAsyncUdpSocket.ReceiveFilter?
 
     init(socket: GCDAsyncUdpSocket, life: UInt64, loop: any EventLoop) {
@@ -73,14 +77,25 @@ final class UDPLife: UDPEngineOwner {
         onLoop { me in me.feed(.familyCloseAsked(family)) }
     }
 
+    /// Under the socket's lock, as the life ends: closes the gates (a `sendto` under way finishes first; none starts
+    /// afterwards) and returns the datagrams the kernel took and not yet reported, oldest first, with the promises
+    /// of those that waited in a gate (never sent) for the caller to fail once it holds no lock.
+    func stopSending() -> (sent: [Int], neverSent: [EventLoopPromise<Void>]) {
+        let neverSent = gates.withLock { Array($0.values) }.flatMap { $0.stop() }
+        return (sentLedger.takeAll(), neverSent)
+    }
+
     /// Ends the life: channels closed, queued sends and undelivered datagrams dropped.
     func shutdown() {
         onLoop { me in me.feed(.closeAsked) }
     }
 
-    func enqueue(_ packet: UDPSendQueue.Packet) {
+    /// Queues `packet`, asked for when the socket had seen `closes` calls of `close()`.
+    func enqueue(_ packet: UDPSendQueue.Packet, closes: UInt64) {
         fastPath.packetQueued()
         onLoop { me in
+            // Read by a `sendAfterLife` or `connectAfterLife` this event produces.
+            me.closesWhenAsked = closes
             switch packet {
             case .send(let outgoing): me.feed(.sendAsked(outgoing))
             case .connect(let target): me.feed(.connectAsked(target))
@@ -172,7 +187,7 @@ final class UDPLife: UDPEngineOwner {
             lookup.hop(to: loop).whenComplete { result in self.feed(.resolved(id: id, result)) }
         case .connect(let address): connect(to: address)
         case .runSendFilter(let outgoing, let address): runSendFilter(outgoing, to: address)
-        case .write(let id, let data, let address): write(id: id, data, to: address)
+        case .write(let id, let tag, let data, let address): write(id: id, tag: tag, data, to: address)
         case .armTimer(let id, let seconds):
             // No timeout (NaN, infinite, beyond the engine's longest timer): no timer.
             guard let delay = TimeoutValue.timeout(seconds) else { return }
@@ -187,7 +202,8 @@ final class UDPLife: UDPEngineOwner {
         case .runReceiveFilter(let data, let address): runReceiveFilter(data, from: address)
         case .deliver(let delivery): deliver(delivery)
         case .endLife(let error): socket?.lifeEnded(life, error: error)
-        case .sendAfterLife(let outgoing): socket?.sendAgain(outgoing, endedLife: life)
+        case .sendAfterLife(let outgoing): socket?.sendAgain(outgoing, endedLife: life, closes: closesWhenAsked)
+        case .connectAfterLife(let target): socket?.connectAgain(target, endedLife: life, closes: closesWhenAsked)
         case .shutDown: shutDown()
         }
     }
@@ -253,7 +269,7 @@ final class UDPLife: UDPEngineOwner {
         }
     }
 
-    private func write(id: UInt64, _ data: Data, to address: SocketAddress) {
+    private func write(id: UInt64, tag: Int, _ data: Data, to address: SocketAddress) {
         let promise = loop.makePromise(of: Void.self)
         promise.futureResult.whenComplete { result in
             if self.waitingWrite?.id == id { self.waitingWrite = nil }
@@ -265,7 +281,9 @@ final class UDPLife: UDPEngineOwner {
         }
         var buffer = ByteBufferAllocator().buffer(capacity: data.count)
         buffer.writeBytes(data)
-        if let token = engine.send(AddressedEnvelope(remoteAddress: address, data: buffer), promise: promise) {
+        let ledger = sentLedger
+        let envelope = AddressedEnvelope(remoteAddress: address, data: buffer)
+        if let token = engine.send(envelope, promise: promise, whenTaken: { ledger.noteSent(tag) }) {
             waitingWrite = (id, address.protocol, token)
         }
         feed(.writeStarted(id: id))
@@ -339,7 +357,7 @@ final class UDPLife: UDPEngineOwner {
             socket?.deliver(life: life) { sock, delegate in delegate.udpSocket(sock, didNotConnect: error) }
             fastPath.packetFinished()
         case .sent(let tag):
-            socket?.deliver(life: life) { sock, delegate in delegate.udpSocket(sock, didSendDataWithTag: tag) }
+            socket?.deliverSent(life: life, tag: tag)
             fastPath.packetFinished()
         case .notSent(let tag, let error):
             socket?.deliver(life: life) { sock, delegate in

@@ -67,9 +67,11 @@ final class UDPSendGate: Sendable {
     }
 
     /// Sends `envelope` now if the kernel takes or refuses it at once; otherwise queues it with the promise
-    /// `makePromise` returns (called only then).
+    /// `makePromise` returns (called only then). `whenTaken` runs under the gate's lock, in the same step as the
+    /// `sendto` the kernel took (now or from the queue): what it notes is known to anyone who closes the gate.
     func send(
         _ envelope: AddressedEnvelope<ByteBuffer>,
+        whenTaken: (@Sendable () -> Void)? = nil,
         queueWith makePromise: () -> EventLoopPromise<Void>
     ) -> Outcome {
         state.withLock { state in
@@ -81,9 +83,10 @@ final class UDPSendGate: Sendable {
             if Self.directSendsEnabled, state.waiting.isEmpty,
                 let outcome = Self.sendNow(envelope, on: state.descriptor)
             {
+                if case .sent = outcome { whenTaken?() }
                 return outcome
             }
-            let token = state.waiting.append(envelope, promise: makePromise())
+            let token = state.waiting.append(envelope, promise: makePromise(), whenTaken: whenTaken)
             watch(&state)
             return .queued(token)
         }
@@ -91,12 +94,15 @@ final class UDPSendGate: Sendable {
 
     /// Sends `envelope` now if the kernel takes or refuses it at once; nil (nothing sent, nothing queued) when
     /// datagrams wait, an error waits for the next send, the socket buffer is full, or the gate is closed.
-    func sendIfIdle(_ envelope: AddressedEnvelope<ByteBuffer>) -> Outcome? {
+    /// `whenTaken` runs under the gate's lock when the kernel took it (as in ``send(_:whenTaken:queueWith:)``).
+    func sendIfIdle(_ envelope: AddressedEnvelope<ByteBuffer>, whenTaken: () -> Void = {}) -> Outcome? {
         state.withLock { state in
             guard !state.isClosed, Self.directSendsEnabled, state.pendingError == nil, state.waiting.isEmpty else {
                 return nil
             }
-            return Self.sendNow(envelope, on: state.descriptor)
+            let outcome = Self.sendNow(envelope, on: state.descriptor)
+            if case .sent = outcome { whenTaken() }
+            return outcome
         }
     }
 
@@ -128,7 +134,14 @@ final class UDPSendGate: Sendable {
     /// Closes the duplicate descriptor (once no write source watches it); waiting datagrams fail with
     /// `ioOnClosedChannel`; later sends answer `.closed`.
     func close() {
-        let dropped: [EventLoopPromise<Void>] = state.withLock { state in
+        for promise in stop() { promise.fail(ChannelError.ioOnClosedChannel) }
+    }
+
+    /// Closes the gate as ``close()`` does, but returns the promises of the datagrams that waited (never sent) for
+    /// the caller to fail once it holds no lock: failing one on its loop runs its callbacks inline. Once this
+    /// returns, no datagram leaves through the gate, and a `sendto` under way has finished.
+    func stop() -> [EventLoopPromise<Void>] {
+        state.withLock { state in
             guard !state.isClosed else { return [] }
             state.isClosed = true
             let dropped = state.waiting.removeAll()
@@ -136,7 +149,6 @@ final class UDPSendGate: Sendable {
             if state.liveSources == 0 { _ = UDPSystem.close(state.descriptor) }
             return dropped
         }
-        for promise in dropped { promise.fail(ChannelError.ioOnClosedChannel) }
     }
 
     // MARK: the write source
@@ -183,6 +195,7 @@ final class UDPSendGate: Sendable {
                 if case .failed(let code) = outcome {
                     done.append((head.promise, code))
                 } else {
+                    head.whenTaken?()
                     done.append((head.promise, nil))
                 }
             }

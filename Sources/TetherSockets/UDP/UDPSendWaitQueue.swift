@@ -7,6 +7,8 @@ struct UDPSendWaitQueue {
         var token: UInt64
         var envelope: AddressedEnvelope<ByteBuffer>
         var promise: EventLoopPromise<Void>
+        /// Run under the gate's lock when the kernel takes the datagram.
+        var whenTaken: (@Sendable () -> Void)?
     }
 
     private var entries = CircularBuffer<Entry>()
@@ -16,9 +18,13 @@ struct UDPSendWaitQueue {
     var first: Entry? { entries.first }
 
     /// Queues a datagram behind the others; returns its number.
-    mutating func append(_ envelope: AddressedEnvelope<ByteBuffer>, promise: EventLoopPromise<Void>) -> UInt64 {
+    mutating func append(
+        _ envelope: AddressedEnvelope<ByteBuffer>,
+        promise: EventLoopPromise<Void>,
+        whenTaken: (@Sendable () -> Void)?
+    ) -> UInt64 {
         lastToken &+= 1
-        entries.append(Entry(token: lastToken, envelope: envelope, promise: promise))
+        entries.append(Entry(token: lastToken, envelope: envelope, promise: promise, whenTaken: whenTaken))
         return lastToken
     }
 

@@ -146,7 +146,8 @@ public final class UDPSocket: Sendable {
     /// Sends one datagram to `address`; returns when the kernel took it.
     /// - Throws: ``GCDAsyncSocketError``: `.closed` after ``close()``; `.other`, domain `.posix`, with the errno the
     ///   kernel answered (`EMSGSIZE` for more than 65,507 bytes to an IPv4 address, raised by Tether itself).
-    ///   The socket stays open.
+    ///   The socket stays open. `CancellationError` when the task is cancelled before the kernel took the datagram
+    ///   (also while it waits for room in the kernel): it is then never sent. A send that throws never leaves.
     public func send(_ data: ByteBuffer, to address: SocketAddress) async throws {
         try Task.checkCancellation()
         guard !closed.withLock({ $0 }) else { throw GCDAsyncSocketError.closedLocally }
@@ -167,15 +168,23 @@ public final class UDPSocket: Sendable {
         case .sent: return
         case .failed(let code): throw Self.sendError(IOError(errnoCode: code, reason: "sendto"))
         case .closed: throw GCDAsyncSocketError.closedLocally
-        case .queued: break
-        }
-        do {
-            try await waiting!.futureResult.get()
-        } catch {
-            if closed.withLock({ $0 }) || (error as? ChannelError) == .ioOnClosedChannel {
-                throw GCDAsyncSocketError.closedLocally
+        case .queued(let token):
+            let promise = waiting!
+            do {
+                try await withTaskCancellationHandler {
+                    try await promise.futureResult.get()
+                } onCancel: {
+                    // Withdrawn, it is never sent. Nil: the kernel took or refused it already, and that answer stands.
+                    self.gate.withdraw(token)?.fail(CancellationError())
+                }
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                if closed.withLock({ $0 }) || (error as? ChannelError) == .ioOnClosedChannel {
+                    throw GCDAsyncSocketError.closedLocally
+                }
+                throw Self.sendError(error)
             }
-            throw Self.sendError(error)
         }
     }
 

@@ -16,11 +16,13 @@ extension UDPStateMachine {
     static let maxIPv4Datagram = 65_507
 
     mutating func queue(_ packet: UDPSendQueue.Packet) -> [Action] {
-        // A send asked for after the life ended goes to a new life (the original's next send opened new sockets); a
-        // connect is dropped, as queued packets are.
+        // A packet asked for after the life ended goes to a new life (the original's next send or connect opened new
+        // sockets).
         if isClosedState {
-            if case .send(let outgoing) = packet { return [.sendAfterLife(outgoing)] }
-            return []
+            switch packet {
+            case .send(let outgoing): return [.sendAfterLife(outgoing)]
+            case .connect(let target): return [.connectAfterLife(target)]
+            }
         }
         let entry = sends.append(packet)
         var actions: [Action] = []
@@ -168,7 +170,7 @@ extension UDPStateMachine {
         lastWrite &+= 1
         let write = Write(id: lastWrite, tag: outgoing.tag, timeout: outgoing.timeout)
         state = .busy(.writing(write), closesAfterSending: closing)
-        return [.write(id: write.id, data: outgoing.data, to: address)]
+        return [.write(id: write.id, tag: outgoing.tag, data: outgoing.data, to: address)]
     }
 
     mutating func writeStarted(_ id: UInt64) -> [Action] {

@@ -110,7 +110,7 @@ struct UDPStateMachine {
         case awaitResolution(id: UInt64)
         case connect(SocketAddress)
         case runSendFilter(UDPOutgoing, to: SocketAddress)
-        case write(id: UInt64, data: Data, to: SocketAddress)
+        case write(id: UInt64, tag: Int, data: Data, to: SocketAddress)
         case armTimer(id: UInt64, seconds: TimeInterval)
         case cancelTimer(id: UInt64)
         case runReceiveFilter(Data, from: SocketAddress)
@@ -120,6 +120,9 @@ struct UDPStateMachine {
         /// A send reached this life after it ended (asked for right after `closeAfterSending` emptied the queue):
         /// hand it back to the face, which sends it in a new life, as the original opened a new socket.
         case sendAfterLife(UDPOutgoing)
+        /// A connect reached this life after it ended: hand it back to the face, which connects in a new life (or
+        /// answers `didNotConnect`), as the original's next connect opened a new socket.
+        case connectAfterLife(UDPDestination)
         /// Close every channel; drop lookups and timers.
         case shutDown
     }

@@ -108,8 +108,8 @@ struct UDPSimulationTests {
         let sentTo = model.reportedSent(recorder.events)
         let dropsA = (try? UDPFloodTests.kernelDrops(port: peerA.localPort)) ?? 0
         let dropsB = (try? UDPFloodTests.kernelDrops(port: peerB.localPort)) ?? 0
-        // Wait until every datagram reported sent arrived (a datagram a close overtook may arrive too, so a count
-        // alone does not say it); bounded, the check below reports what is missing.
+        // Wait until every datagram reported sent arrived (by content: a datagram never reported may arrive too, and
+        // the check must see it); bounded, the check below reports what is missing.
         for (collector, target, drops) in [
             (collectorA, UDPSchedule.Target.peerA, dropsA), (collectorB, .peerB, dropsB),
         ] {
@@ -123,15 +123,8 @@ struct UDPSimulationTests {
         await collectorA.stop()
         await collectorB.stop()
         var problems = model.check(recorder.events)
-        let unreported = model.unreported(recorder.events)
         for (name, target, got, drops) in [("A", UDPSchedule.Target.peerA, gotA, dropsA), ("B", .peerB, gotB, dropsB)] {
-            problems += model.checkPeer(
-                name,
-                got: got,
-                reportedSent: sentTo[target, default: []],
-                unreported: unreported[target, default: []],
-                drops: drops
-            )
+            problems += model.checkPeer(name, got: got, reportedSent: sentTo[target, default: []], drops: drops)
         }
         // Descriptors: every socket of every life is closed (its inode gone from /proc/self/fd).
         let released = await eventually { openSocketInodes().isDisjoint(with: inodes) }

@@ -268,7 +268,7 @@ let scenario = CommandLine.arguments.dropFirst().first ?? ""
 let scenarios: [String: @Sendable () async throws -> String] = [
     "broadcast": broadcast, "multicast4": multicast4, "multicast6": multicast6, "sendtimeout": sendTimeout,
     "runloop-sendtimeout": runLoopSendTimeout, "timedout-never-leaves": timedOutNeverLeaves,
-    "refused-while-queued": refusedWhileQueued,
+    "refused-while-queued": refusedWhileQueued, "cancelled-never-leaves": cancelledNeverLeaves,
 ]
 guard let run = scenarios[scenario] else {
     print("FAIL \(scenario): unknown scenario")
