@@ -82,6 +82,11 @@ import TetherTestSupport
         // Every callback already queued has run: one that comes after the disconnect is on the record.
         if delivery == .delegateQueue { driver.queue.sync {} }
         if let loop = driver.loop { try await loop.submit {}.get() }
+        // The peer reads until the socket's side ends (its close), so that everything the socket wrote is counted
+        // before the peer's own close would cut the reading short.
+        if (try? await peer.receiverEnded.wait(timeout: .seconds(20))) == nil {
+            problems.append("the peer never saw the socket's side end")
+        }
         try await peer.close()
         problems += driver.violations + check(schedule, driver: driver, peer: peer)
         driver.holder.withLock { $0 = nil }
@@ -125,7 +130,9 @@ import TetherTestSupport
         let checks = driver.checks.withLock { $0 }
         let received = peer.state.withLock { $0 }
         if let wrong = received.firstWrongByte { problems.append("the peer received a wrong byte at \(wrong)") }
-        if received.received < model.completedWriteBytes || received.received > model.writtenBytes {
+        // A reset (the socket closed with bytes it never read) may lose what was still in flight; a FIN may not.
+        let orderly = received.endErrno == 0
+        if (orderly && received.received < model.completedWriteBytes) || received.received > model.writtenBytes {
             problems.append(
                 "the peer received \(received.received) bytes; \(model.completedWriteBytes) were reported written of "
                     + "\(model.writtenBytes) queued"

@@ -46,9 +46,16 @@ func cancelledNeverLeaves() async throws -> String {
     let seen = try await onThread { try tap.tags(toPort: 9, until: marker) }.dropLast()
     let leaked = cancelled.intersection(seen)
     guard leaked.isEmpty else { throw ProbeFailure("cancelled, yet on the wire: \(leaked.sorted().prefix(20))") }
-    guard Set(seen) == sent, seen.count == sent.count else {
-        throw ProbeFailure("on the wire \(seen.count) datagrams, \(sent.count) sends returned")
+    // Every datagram on the wire was one whose send returned; one the tap missed is in its own drop count (a busy
+    // machine lets the tap's buffer fill before it reads).
+    let tapDrops = tap.drops()
+    guard Set(seen).isSubset(of: sent), seen.count == Set(seen).count, sent.count - seen.count <= tapDrops else {
+        throw ProbeFailure(
+            "on the wire \(seen.count) datagrams, \(sent.count) sends returned, the tap dropped \(tapDrops)"
+        )
     }
     try await socket.close()
-    return "\(sent.count) returned = \(seen.count) on the wire, \(cancelled.count) cancelled and withdrawn, none left"
+    return
+        "\(sent.count) returned, \(seen.count) on the wire + \(tapDrops) the tap dropped, \(cancelled.count) cancelled "
+        + "and withdrawn, none left"
 }
