@@ -113,7 +113,7 @@ import TetherTestSupport
     }
 
     @Test func eventLoopEchoesSurviveBusyLoops() async throws {
-        let pairs = 4
+        let pairs = 3
         let rounds = 2_000
         try await withThrowingTaskGroup(of: String?.self) { group in
             for _ in 0..<pairs {

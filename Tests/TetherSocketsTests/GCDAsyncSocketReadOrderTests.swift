@@ -52,7 +52,7 @@ import TetherTestSupport
     }
 
     @Test func readsIssuedFromTheDelegateQueueCompleteInOrderUnderAStream() async throws {
-        let rounds = 30_000
+        let rounds = 20_000
         let listener = try RawListener()
         defer { listener.close() }
         let delegate = Reissuer(rounds: rounds)
