@@ -85,7 +85,9 @@ struct AsyncSimModel {
                 violation("\(operation) answered \(outcome), not badParam")
             case (.read(let read, _, _), .bytes(let bytes)):
                 slices.append((read, bytes))
-            case (.read(.frames(let separator, let count), let timeout, let cancelled), .frames(let frames, let failure)):
+            case (
+                .read(.frames(let separator, let count), let timeout, let cancelled), .frames(let frames, let failure)
+            ):
                 slices += frames.map { (.separator(separator, maxLength: Self.frameMaximum + separator.count), $0) }
                 switch failure {
                 case nil: if frames.count != count { violation("\(operation) ended after \(frames.count) frames") }

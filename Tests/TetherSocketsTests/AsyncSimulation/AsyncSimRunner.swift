@@ -1,6 +1,7 @@
 import NIOCore
 import TetherConcurrency
 import TetherCore
+
 @testable import TetherSockets
 
 /// Runs one ``AsyncSimSchedule`` on a `TCPConnection` facing an ``AsyncSimPeer``: the rounds, the stall, the
@@ -82,7 +83,9 @@ final class AsyncSimRunner: Sendable {
                 return "channel active \(connection.channel.isActive), engine \(phase)"
             }
             let info = (try? await Latch.of(state).wait(timeout: .seconds(5))) ?? "its event loop does not answer"
-            throw Hang(description: "round \(index) \(round) did not end within 30 s (\(info)): \(results.withLock { $0 })")
+            throw Hang(
+                description: "round \(index) \(round) did not end within 30 s (\(info)): \(results.withLock { $0 })"
+            )
         }
         return results.withLock { results in (0..<count).map { results[$0]! } }
     }

@@ -146,4 +146,3 @@ final class RawAsyncSimPeer: AsyncSimPeer, @unchecked Sendable {
         _ = Glibc.close(fd)
     }
 }
-
