@@ -33,8 +33,10 @@ func socketDescriptors(on host: String) -> Int {
 extension RawPeer {
     /// Whether the next `recv` sees the end of the stream (0) within 10 s, rather than bytes, an error or nothing.
     func readsEndOfStream() -> Bool {
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        // (A `timeval` laid out by hand, two `long`s on Linux: its imported initializers are not visible in every
+        // compilation batch of this module.)
+        let timeout: [Int] = [10, 0]
+        _ = timeout.withUnsafeBytes { setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, $0.baseAddress, socklen_t($0.count)) }
         var byte: UInt8 = 0
         return recv(fd, &byte, 1, 0) == 0
     }

@@ -76,4 +76,28 @@ struct TCPListenerTests {
         #expect(listener.localAddress.port == port)
         #expect(listener.localPort == port)
     }
+
+    /// A connection is handed over once it is active: a listener closed the moment it yields one (before NIO
+    /// registered it, which it then never does) no longer hands over a connection whose reads wait for ever.
+    @Test func aConnectionYieldedAsTheListenerClosesIsLiveOrNeverYielded() async throws {
+        for _ in 0..<20 {
+            let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
+            let port = listener.localPort
+            async let client = onThread { () throws -> RawPeer in
+                let peer = try RawPeer.connect(port: UInt16(port))
+                peer.send([1, 2, 3])
+                return peer
+            }
+            let connection = try #require(try await listener.connections.first { _ in true })
+            try await listener.close()
+            let peer = try await client
+            defer { peer.close() }
+            let bytes = try await connection.read(toLength: 3, timeout: .seconds(5))
+            #expect(Array(bytes.readableBytesView) == [1, 2, 3])
+            await #expect(throws: GCDAsyncSocketError.self) {
+                try await connection.read(toLength: 1, timeout: .milliseconds(-5))
+            }
+            try await connection.close()
+        }
+    }
 }

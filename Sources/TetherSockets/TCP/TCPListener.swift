@@ -98,7 +98,16 @@ public final class TCPListener: Sendable {
                             throw error
                         }
                         guard let tls else {
-                            handOver(connection, child)
+                            // Handed over once active: NIO registers an accepted channel after this initializer,
+                            // and never when the listener closed meanwhile (the channel then closes).
+                            let active = child.eventLoop.makePromise(of: Void.self)
+                            try child.pipeline.syncOperations.addHandler(ActivationSignal(promise: active))
+                            active.futureResult.whenComplete { result in
+                                switch result {
+                                case .success: handOver(connection, child)
+                                case .failure: gate.released()
+                                }
+                            }
                             return
                         }
                         let handshakeLimit = GCDAsyncSocketError.tls(
@@ -145,7 +154,8 @@ public final class TCPListener: Sendable {
         _ = try? await channel.eventLoop.submit {}.get()
     }
 
-    /// The accepted connections, in order; ends after ``close()``. One consumer at a time: a second concurrent
+    /// The accepted connections, in order, each once it is active (with `tls`, once its handshake completed); a
+    /// client accepted as the listener closes is closed, never yielded. Ends after ``close()``. One consumer at a time: a second concurrent
     /// iterator throws `.badConfig`.
     public var connections: Connections { Connections(listener: self) }
 
