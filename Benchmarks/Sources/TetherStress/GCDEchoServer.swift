@@ -12,7 +12,8 @@ final class GCDEchoServer: GCDAsyncSocketDelegate, @unchecked Sendable {
     let counters: ServerCounters
     let tls: TLSSettings?
     let queues = (0..<16).map { DispatchQueue(label: "stress.gcd-server.\($0)") }
-    private let sessions = NIOLockedValueBox([ObjectIdentifier: GCDEchoSession]())
+    /// Each accepted socket with its session: a socket nobody keeps closes, as in the original.
+    private let sessions = NIOLockedValueBox([ObjectIdentifier: (GCDAsyncSocket, GCDEchoSession)]())
     private let accepted = NIOLockedValueBox(0)
 
     init(tls: TLSSettings?, counters: ServerCounters) throws {
@@ -31,7 +32,7 @@ final class GCDEchoServer: GCDAsyncSocketDelegate, @unchecked Sendable {
         }
         counters.add("accepted")
         let session = GCDEchoSession(server: self)
-        sessions.withLockedValue { $0[ObjectIdentifier(newSocket)] = session }
+        sessions.withLockedValue { $0[ObjectIdentifier(newSocket)] = (newSocket, session) }
         newSocket.setDelegate(session, delegateQueue: queues[number % queues.count])
         if let tls { newSocket.startTLS(tls) }
         newSocket.readData(toLength: 7, withTimeout: -1, tag: GCDEchoSession.headerTag)
