@@ -173,8 +173,9 @@ final class AsyncSimRunner: Sendable {
         await expect(.length(left + 1 + Int(schedule.seed % 5_000)), timeout: .zero, "timeout", on: connection)
         await expect(.length(left + 1), timeout: .seconds(-3), "timeout", on: connection)
         let pending = Task { await Self.perform(.length(left + 3), timeout: nil, on: connection) }
-        // Whether the read reached the connection or not, it cannot complete: cancelled, it throws.
-        try await Task.sleep(for: .milliseconds(Int(schedule.seed % 3) * 5))
+        // Whether the read reached the connection or not, it cannot complete: cancelled, it throws. The seed decides
+        // how far the read gets before the cancel (a number of yields, not a wait for time).
+        for _ in 0..<Int(schedule.seed % 3) * 10 { await Task.yield() }
         pending.cancel()
         let cancelled = await pending.value
         model.withLock { $0.settle(.length(left + 3), cancelled, expected: "cancelled") }
