@@ -30,9 +30,18 @@ enum OpenSockets {
     }
 
     /// How many connected (not listening) TCP sockets of this process are `ends` of connections to `port`.
+    ///
+    /// The kernel's tables are read in pages while other tests open and close sockets, and a read can skip an entry
+    /// that did not change; the count is of the entries seen by either of two reads, so a socket is missed only if
+    /// both skip it.
     static func connected(port: Int, ends: Ends = .all) -> Int {
+        connectedInodes(port: port, ends: ends).union(connectedInodes(port: port, ends: ends)).count
+    }
+
+    /// The inodes of this process's connected TCP sockets that are `ends` of connections to `port`, in one read.
+    private static func connectedInodes(port: Int, ends: Ends) -> Set<UInt64> {
         let ours = descriptorInodes()
-        var count = 0
+        var inodes = Set<UInt64>()
         for table in ["/proc/self/net/tcp", "/proc/self/net/tcp6"] {
             guard let text = readWhole(table) else { continue }
             for line in text.split(separator: "\n").dropFirst() {
@@ -44,26 +53,33 @@ enum OpenSockets {
                     .compactMap {
                         $0.split(separator: ":").last.flatMap { Int($0, radix: 16) }
                     }
-                if ports.contains(port) { count += 1 }
+                if ports.contains(port) { inodes.insert(inode) }
             }
         }
-        return count
+        return inodes
     }
 
     /// The inodes of this process's UDP sockets bound to one of `ports` (read while they are open: a port may be
     /// bound again by another test once they closed, an inode is not reused so soon).
+    ///
+    /// A read of the kernel's table can skip an entry while other tests change it, so the table is read again
+    /// (up to 100 times) until a socket was seen on every port.
     static func udpInodes(boundTo ports: Set<Int>) -> Set<UInt64> {
-        let ours = descriptorInodes()
         var inodes = Set<UInt64>()
-        for table in ["/proc/self/net/udp", "/proc/self/net/udp6"] {
-            guard let text = readWhole(table) else { continue }
-            for line in text.split(separator: "\n").dropFirst() {
-                let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-                guard fields.count > 9, let inode = UInt64(fields[9]), ours.contains(inode),
-                    let port = fields[1].split(separator: ":").last.flatMap({ Int($0, radix: 16) }),
-                    ports.contains(port)
-                else { continue }
-                inodes.insert(inode)
+        var seen = Set<Int>()
+        for _ in 0..<100 where !seen.isSuperset(of: ports) {
+            let ours = descriptorInodes()
+            for table in ["/proc/self/net/udp", "/proc/self/net/udp6"] {
+                guard let text = readWhole(table) else { continue }
+                for line in text.split(separator: "\n").dropFirst() {
+                    let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+                    guard fields.count > 9, let inode = UInt64(fields[9]), ours.contains(inode),
+                        let port = fields[1].split(separator: ":").last.flatMap({ Int($0, radix: 16) }),
+                        ports.contains(port)
+                    else { continue }
+                    inodes.insert(inode)
+                    seen.insert(port)
+                }
             }
         }
         return inodes
