@@ -194,6 +194,34 @@ struct TCPConnectionWriteWindowTests {
         try await connection.close()
     }
 
+    @Test func operationsAfterCloseThrowClosedAlsoWhenAnIOErrorEndedTheConnectionFirst() async throws {
+        let (connection, peer, listener) = try await connectAsyncToRawPeer()
+        defer { listener.close() }
+        // A read that waits when the reset arrives throws the reset itself.
+        async let pending = connection.read(toLength: 1)
+        peer.reset()
+        do {
+            _ = try await pending
+            Issue.record("the read returned after a reset")
+        } catch let error as GCDAsyncSocketError {
+            #expect(error.domain == .posix)
+        }
+        try await connection.close()
+        // After the caller's close, every operation answers `.closed`, whatever ended the connection before.
+        for operation in [
+            { _ = try await connection.read(toLength: 1) },
+            { _ = try await connection.readAvailable() },
+            { try await connection.write(ByteBuffer(string: "x")) },
+        ] as [@Sendable () async throws -> Void] {
+            do {
+                try await operation()
+                Issue.record("an operation after close() succeeded")
+            } catch let error as GCDAsyncSocketError {
+                #expect(error.code == .closed, "\(error)")
+            }
+        }
+    }
+
     @Test func aWriteAfterHalfCloseFailsAndReadingGoesOn() async throws {
         let (connection, peer, listener) = try await connectAsyncToRawPeer()
         defer {

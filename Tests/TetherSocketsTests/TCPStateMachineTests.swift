@@ -67,6 +67,7 @@ enum MachinePhase: String, CaseIterable, CustomStringConvertible {
 /// The events of the table.
 enum MachineEvent: String, CaseIterable, CustomStringConvertible {
     case activate, queueRead, queueWrite, halfClose, closeGracefully, closeAfterReads, channelEnded, requestTLS, close
+    case closedByCaller
     var description: String { rawValue }
 
     /// Applies the event; renders its answer and the phase after it.
@@ -82,6 +83,9 @@ enum MachineEvent: String, CaseIterable, CustomStringConvertible {
         case .channelEnded: answer = render(m.channelEnded())
         case .requestTLS: answer = refusal(m.requestTLS())
         case .close: answer = "\(m.close(error: .readTimeout))"
+        case .closedByCaller:
+            m.closedByCaller()
+            answer = "done"
         }
         return "\(answer) → \(render(m.phase))"
     }
@@ -94,12 +98,14 @@ private let table: [MachinePhase: [MachineEvent: String]] = [
         .halfClose: "false → waiting", .closeGracefully: "close now → waiting", .closeAfterReads: "close now → waiting",
         .channelEnded: "serve buffered reads, then close → waiting", .requestTLS: "accepted → waiting",
         .close: "true → closed: readTimeout",
+        .closedByCaller: "done → waiting",
     ],
     .open: [
         .activate: "false → open", .queueRead: "accepted → open", .queueWrite: "accepted → open",
         .halfClose: "true → half-closed", .closeGracefully: "close now → open", .closeAfterReads: "close now → open",
         .channelEnded: "serve buffered reads, then close → open", .requestTLS: "accepted → open",
         .close: "true → closed: readTimeout",
+        .closedByCaller: "done → open",
     ],
     .halfClosed: [
         .activate: "false → half-closed", .queueRead: "accepted → half-closed",
@@ -107,6 +113,7 @@ private let table: [MachinePhase: [MachineEvent: String]] = [
         .closeGracefully: "close now → half-closed", .closeAfterReads: "close now → half-closed",
         .channelEnded: "serve buffered reads, then close → half-closed", .requestTLS: "accepted → half-closed",
         .close: "true → closed: readTimeout",
+        .closedByCaller: "done → half-closed",
     ],
     .closingGracefully: [
         .activate: "false → closing gracefully", .queueRead: "refused: closed → closing gracefully",
@@ -114,17 +121,20 @@ private let table: [MachinePhase: [MachineEvent: String]] = [
         .closeGracefully: "close now → closing gracefully", .closeAfterReads: "wait → closing gracefully",
         .channelEnded: "serve buffered reads → peer gone", .requestTLS: "accepted → closing gracefully",
         .close: "true → closed: readTimeout",
+        .closedByCaller: "done → closing gracefully",
     ],
     .peerGone: [
         .activate: "false → peer gone", .queueRead: "accepted → peer gone", .queueWrite: "refused: closed → peer gone",
         .halfClose: "false → peer gone", .closeGracefully: "close now → peer gone",
         .closeAfterReads: "close now → peer gone", .channelEnded: "serve buffered reads → peer gone",
         .requestTLS: "accepted → peer gone", .close: "true → closed: readTimeout",
+        .closedByCaller: "done → peer gone",
     ],
     .closed: [
         .activate: "false → closed", .queueRead: "refused: closed → closed", .queueWrite: "refused: closed → closed",
         .halfClose: "false → closed", .closeGracefully: "close now → closed", .closeAfterReads: "close now → closed",
         .channelEnded: "ignore → closed", .requestTLS: "refused: closed → closed", .close: "false → closed",
+        .closedByCaller: "done → closed",
     ],
     .closedWithError: [
         .activate: "false → closed: closed", .queueRead: "refused: closed → closed: closed",
@@ -132,6 +142,7 @@ private let table: [MachinePhase: [MachineEvent: String]] = [
         .closeGracefully: "close now → closed: closed", .closeAfterReads: "close now → closed: closed",
         .channelEnded: "ignore → closed: closed", .requestTLS: "refused: closed → closed: closed",
         .close: "false → closed: closed",
+        .closedByCaller: "done → closed",
     ],
 ]
 

@@ -113,6 +113,7 @@ extension SocketEngine {
     func closeGracefully(promise: EventLoopPromise<Void>) {
         drainAdmitted()
         if peek({ $0.isClosed }) {
+            machine.closedByCaller()
             promise.succeed(())
             return
         }

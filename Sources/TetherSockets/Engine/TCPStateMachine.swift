@@ -106,6 +106,12 @@ struct TCPStateMachine<ReadTask, WriteTask> {
         return true
     }
 
+    /// The caller closed a connection that had ended already (an I/O error, the peer): later operations are refused
+    /// with `.closed`, as after any close of the caller's (API.md §2.7), not with what ended it.
+    mutating func closedByCaller() {
+        if case .closed(.some) = phase { phase = .closed(nil) }
+    }
+
     /// `halfClose`: sends the FIN. False when the connection is not open (or already half-closed).
     mutating func halfClose() -> Bool {
         guard case .open(halfClosed: false) = phase else { return false }
