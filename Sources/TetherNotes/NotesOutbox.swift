@@ -17,6 +17,7 @@ final class NotesOutbox: Sendable {
     private struct State {
         var frames: Deque<STXFrame> = []
         var bytes = 0
+        var peakBytes = 0
         var isFinished = false
         var consumer: CheckedContinuation<STXFrame?, Never>?
         var producers: [CheckedContinuation<Void, Never>] = []
@@ -29,6 +30,9 @@ final class NotesOutbox: Sendable {
 
     /// The bytes waiting (for tests).
     var waitingBytes: Int { state.withLock { $0.bytes } }
+
+    /// The most bytes that ever waited.
+    var peakBytes: Int { state.withLock { $0.peakBytes } }
 
     /// Queues a pushed change; past ``limit`` bytes waiting, the outbox ends instead.
     func send(_ frame: STXFrame) {
@@ -113,6 +117,7 @@ final class NotesOutbox: Sendable {
         }
         state.frames.append(frame)
         state.bytes += size(of: frame)
+        state.peakBytes = max(state.peakBytes, state.bytes)
         return nil
     }
 }

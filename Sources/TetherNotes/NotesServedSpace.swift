@@ -24,6 +24,8 @@ actor NotesSpaceRegistry {
     private let accounts: NotesAccounts
     private let logger: Logger
     private var spaces: [String: Task<NotesServedSpace, any Error>] = [:]
+    /// Every space opened so far, readable without waiting for the actor (``NotesServer/subscriberCount``).
+    nonisolated let opened = LockedBox<[NotesServedSpace]>([])
 
     init(accounts: NotesAccounts, logger: Logger) {
         self.accounts = accounts
@@ -41,7 +43,9 @@ actor NotesSpaceRegistry {
         }
         spaces[key] = opening
         do {
-            return try await opening.value
+            let space = try await opening.value
+            opened.withLock { $0.append(space) }
+            return space
         } catch {
             spaces[key] = nil
             throw error

@@ -41,13 +41,14 @@ extension NotesServer {
             let watchdog = watchAuthentication(of: outbox, requiresIt: !session.isServing)
             await read(connection, session: &session, binding: &binding, id: id, outbox: outbox, watchdog: watchdog)
             watchdog?.cancel()
+            peakOutboxBytes.withLock { $0 = max($0, outbox.peakBytes) }
             counts.withLock { $0.release(address, user: binding.user) }
         } else {
             let error = refusal ?? NotesError(code: .limitExceeded, message: "too many connections")
             logger.debug("notes connection from \(address) refused: \(error)")
             await outbox.reply(Self.frame(.failed(error)))
         }
-        if let space = binding.space, space.hub.unsubscribe(id) { subscribers.withLock { $0 -= 1 } }
+        binding.space?.hub.unsubscribe(id)
         binding.joinedRelay?.leave()
         outbox.finish()
         await writing

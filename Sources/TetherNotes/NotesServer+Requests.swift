@@ -29,7 +29,6 @@ extension NotesServer {
             case .subscribe(let destination, let source):
                 guard let space = binding.space else { continue }
                 space.hub.subscribe(id, destination: destination, source: source, outbox: outbox)
-                subscribers.withLock { $0 += 1 }
             case .publish(let change):
                 // With a feed, the change comes back through it (once, in commit order).
                 if let space = binding.space, space.relay == nil { space.hub.publish(change) }

@@ -34,6 +34,8 @@ public final class NotesServer: Sendable {
     /// The time the login throttle goes by (a test's own clock in tests).
     let now: @Sendable () -> Duration
     let nextConnection = LockedBox<UInt64>(0)
+    /// The most bytes that ever waited for one ended connection (for tests).
+    let peakOutboxBytes = LockedBox(0)
 
     /// With an anonymous feed: one element each time the server's feed is subscribed to and listening (for tests).
     var feedSubscriptions: AsyncStream<Void>? {
@@ -136,11 +138,9 @@ public final class NotesServer: Sendable {
     public var subscriberCount: Int {
         switch mode {
         case .anonymous(let space): space.hub.count
-        case .accounts: subscribers.withLock { $0 }
+        case .accounts(_, let registry): registry.opened.withLock { $0.reduce(0) { $0 + $1.hub.count } }
         }
     }
-
-    let subscribers = LockedBox(0)
 
     /// Serves every connection of `listener` until it closes (or the task is cancelled).
     ///

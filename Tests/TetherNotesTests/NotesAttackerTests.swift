@@ -208,3 +208,39 @@ struct NotesAttackerTests {
         }
     }
 }
+
+extension NotesAttackerTests {
+    @Test("a client that sends lists without reading their replies stops being read: at most 1 MiB waits for it")
+    func unreadRepliesAreBoundedInBytes() async throws {
+        let service = try await NotesServiceFixture()
+        for index in 0..<7 {
+            try await service.store.insert(Note(content: String(repeating: "\(index)", count: 8_000)))
+        }
+        let connection = try await service.rawLoggedIn()
+        // 1 500 lists of 56 kB each: about 84 MB of replies, far more than the sockets' buffers hold.
+        let requests = 1_500
+        var batch = ByteBuffer()
+        for id in 1...requests {
+            try codec.encode(
+                STXFrame(destination: 1, source: 9, payload: try NotesWireFormat.encode(.list, requestID: UInt32(id))),
+                into: &batch
+            )
+        }
+        try await connection.write(batch)
+        // Only now read: every reply arrives, whole and in order.
+        var frames = connection.frames(codec).makeAsyncIterator()
+        for id in 1...requests {
+            let (replyID, reply) = try NotesWireFormat.decode(try #require(try await frames.next()).payload)
+            guard case .notes(let notes, true) = reply, replyID == UInt32(id), notes.count == 7 else {
+                Issue.record("reply \(replyID) to request \(id): \(reply)")
+                break
+            }
+        }
+        try await connection.close()
+        while service.server.counts.withLock({ $0.total }) > 0 { try await Task.sleep(for: .milliseconds(5)) }
+        // The reader waited for room: what waited never passed the high-water mark by more than one reply.
+        let peak = service.server.peakOutboxBytes.withLock { $0 }
+        #expect(peak > 0 && peak < NotesOutbox.highWater + 60_000, "\(peak) bytes waited")
+        await service.stop()
+    }
+}
