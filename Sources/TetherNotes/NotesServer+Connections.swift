@@ -36,7 +36,10 @@ extension NotesServer {
         case .accounts:
             session = NotesServerSession(requiresAuthentication: true)
         }
-        let admitted = refusal == nil && counts.withLock { $0.admit(address, limits: limits) }
+        // On an anonymous server every client has the one loopback address: only the total is limited.
+        var admission = limits
+        if case .anonymous = mode { admission.connectionsPerAddress = limits.connections }
+        let admitted = refusal == nil && counts.withLock { $0.admit(address, limits: admission) }
         if admitted {
             let watchdog = watchAuthentication(of: outbox, requiresIt: !session.isServing)
             await read(connection, session: &session, binding: &binding, id: id, outbox: outbox, watchdog: watchdog)

@@ -1,7 +1,8 @@
 /// The limits a ``NotesServer`` holds each client to. Each one reached is answered with a typed error reply and a
 /// close (see <doc:NotesProtocol>).
 public struct NotesServerLimits: Sendable, Hashable {
-    /// Connections open at once from one client address (`.limitExceeded`).
+    /// Connections open at once from one client address (`.limitExceeded`); not applied by an anonymous server,
+    /// whose clients all come from loopback.
     public var connectionsPerAddress: Int
     /// Connections authenticated at once as one user (`.limitExceeded`).
     public var connectionsPerUser: Int

@@ -24,8 +24,12 @@ extension NotesCommand {
                 if dir != nil && postgres != nil { throw ValidationError("--dir and --postgres exclude each other.") }
             }
 
-            func open() async throws -> NotesAccounts {
-                try await NotesAccountsBackend.open(dir: dir, postgres: postgres)
+            func open(passwordIterations: Int = PasswordVerifier.defaultIterations) async throws -> NotesAccounts {
+                try await NotesAccountsBackend.open(
+                    dir: dir,
+                    postgres: postgres,
+                    passwordIterations: passwordIterations
+                )
             }
         }
 
@@ -49,14 +53,18 @@ extension NotesCommand {
             @Option(help: "With --token: the token expires after this many days.")
             var expiresInDays: Int?
 
+            @Option(help: "PBKDF2 iterations of the password (default 600000; fewer only for tests).")
+            var pbkdf2Iterations = PasswordVerifier.defaultIterations
+
             func validate() throws {
                 if expiresInDays != nil && !token { throw ValidationError("--expires-in-days goes with --token.") }
                 if let days = expiresInDays, days < 1 { throw ValidationError("--expires-in-days must be 1 or more.") }
+                if pbkdf2Iterations < 1 { throw ValidationError("--pbkdf2-iterations must be 1 or more.") }
             }
 
             func run() async throws {
                 try await reportingErrors {
-                    let accounts = try await place.open()
+                    let accounts = try await place.open(passwordIterations: pbkdf2Iterations)
                     if token {
                         if try await accounts.user(named: name) == nil {
                             try await accounts.addUser(name, password: nil)

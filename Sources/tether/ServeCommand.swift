@@ -25,10 +25,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Serve UDP: echo each datagram to its sender.")
     var udp = false
 
-    @Flag(help: "Serve the notes service (STX frames; see the TetherNotes docs) on a local store.")
+    @Flag(help: "Serve the notes service (STX frames; see the TetherNotes docs) to the users of `tether notes user`.")
     var notes = false
 
-    @Option(help: "With --notes: the store, plist, archive or sqlite.")
+    @Option(help: "With --notes --anonymous: the store, plist, archive or sqlite (accounts are always SQLite).")
     var store: NotesCommand.StoreOption = .sqlite
 
     @Option(help: "With --notes: the folder of the store (default: the tether app's Documents folder).")

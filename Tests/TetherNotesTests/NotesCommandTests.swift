@@ -4,7 +4,7 @@ import TetherTestSupport
 
 /// `tether serve --notes`, `tether notes user …` and `tether notes … --remote --user`, run as a user would, on
 /// loopback.
-@Suite("tether serve --notes, and tether notes --remote and watch against it", .timeLimit(.minutes(1)))
+@Suite("tether serve --notes, and tether notes --remote and watch against it", .timeLimit(.minutes(2)))
 struct NotesCommandTests {
     /// A child `tether` whose output the test reads line by line.
     final class Running: Sendable {
@@ -53,11 +53,15 @@ struct NotesCommandTests {
     /// The parent's environment with alice's password in `TETHER_NOTES_PASSWORD`.
     static let alice = ProcessInfo.processInfo.environment.merging(["TETHER_NOTES_PASSWORD": "alice pw"]) { $1 }
 
-    /// A fresh folder with user alice (password "alice pw") in its accounts.
+    /// A fresh folder with user alice (password "alice pw", 1 000 PBKDF2 iterations: logins in milliseconds) in its
+    /// accounts.
     static func folderWithAlice() async throws -> URL {
         let folder = FileManager.default.temporaryDirectory
             .appendingPathComponent("TetherNotesCommand-\(UUID().uuidString)", isDirectory: true)
-        let added = try await notes(["user", "add", "alice", "--dir", folder.path], input: "alice pw\n")
+        let added = try await notes(
+            ["user", "add", "alice", "--dir", folder.path, "--pbkdf2-iterations", "1000"],
+            input: "alice pw\n"
+        )
         try #require(added.status == 0, "\(added.errors)")
         return folder
     }
@@ -180,6 +184,27 @@ struct NotesCommandTests {
             ["serve", "--notes", "--anonymous", "--insecure-no-tls", "--host", "0.0.0.0", "--port", "0"]
         )
         #expect(anonymous.status == 64 && anonymous.errors.contains("--anonymous serves loopback only"))
+    }
+
+    @Test("user import moves a single-user store's notes to a user, once; the server then serves them to that user")
+    func importingASingleUserStore() async throws {
+        let folder = try await Self.folderWithAlice()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let old = try await Self.notes(["add", "--dir", folder.path, "from before accounts"])
+        #expect(old.status == 0, "\(old.errors)")
+        let id = old.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        // The single-user store holds the seed's two notes and this one.
+        for _ in 0..<2 {
+            let imported = try await Self.notes(["user", "import", "alice", "--dir", folder.path])
+            #expect(imported.status == 0 && imported.output == "3\n", "\(imported.errors)")
+        }
+        let (server, remote) = try await Self.serve(["--dir", folder.path])
+        defer { server.process.terminate() }
+        let listed = try await Self.notes(["list", "--remote", remote, "--user", "alice"], environment: Self.alice)
+        #expect(listed.output.split(separator: "\n").count == 3)
+        #expect(listed.output.contains("\(id)  ") && listed.output.contains("from before accounts"))
+        let nobody = try await Self.notes(["user", "import", "carol", "--dir", folder.path])
+        #expect(nobody.status == 1 && nobody.errors.contains("no user carol"))
     }
 
     @Test("over TLS: a logged-in client trusting the server's certificate is served; a plaintext one fails, not hangs")

@@ -14,7 +14,10 @@ struct NotesPostgresCommandTests {
 
     /// Adds user alice (password "alice pw") to the accounts in the database at `url`.
     static func addAlice(_ url: String) async throws {
-        let added = try await NotesCommandTests.notes(["user", "add", "alice", "--postgres", url], input: "alice pw\n")
+        let added = try await NotesCommandTests.notes(
+            ["user", "add", "alice", "--postgres", url, "--pbkdf2-iterations", "1000"],
+            input: "alice pw\n"
+        )
         try #require(added.status == 0, "\(added.errors)")
     }
 
