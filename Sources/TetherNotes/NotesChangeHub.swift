@@ -20,9 +20,10 @@ final class NotesChangeHub: Sendable {
         subscribers.withLock { $0[id] = Subscriber(destination: destination, source: source, outbox: outbox) }
     }
 
-    /// Removes connection `id`.
-    func unsubscribe(_ id: UInt64) {
-        _ = subscribers.withLock { $0.removeValue(forKey: id) }
+    /// Removes connection `id`; false when it was not subscribed.
+    @discardableResult
+    func unsubscribe(_ id: UInt64) -> Bool {
+        subscribers.withLock { $0.removeValue(forKey: id) } != nil
     }
 
     /// Ends every subscriber's outbox (their connections close after the frames already queued) and forgets them.

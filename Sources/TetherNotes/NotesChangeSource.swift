@@ -24,7 +24,9 @@ public struct NotesChangeSource: Sendable {
     /// The changes that `subscribe`'s stream reports (for example `PostgresStore.changes()`), including those made
     /// through this server, which then pushes nothing by itself.
     ///
-    /// The server subscribes when it starts serving a listener, before it accepts a connection. When the stream
+    /// An anonymous server subscribes when it starts serving a listener, before it accepts a connection; a server
+    /// with accounts subscribes to a user's feed when that user's first connection logs in, before it answers
+    /// `authenticated`, and leaves it when the user's last connection ends. When the stream
     /// fails or ends, the server closes every subscribed connection (their clients' change streams end with an
     /// error: they watch again and list to catch up) and subscribes again, once a second, until it succeeds.
     /// - Parameter subscribe: Starts a new stream of changes; it returns once the stream reports every change

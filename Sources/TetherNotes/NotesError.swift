@@ -28,6 +28,17 @@ public struct NotesError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let storeFailure = Code(rawValue: 7)
         /// The connection to the server ended or could not be made (client side only).
         public static let connectionFailed = Code(rawValue: 8)
+        /// The credentials were refused: a wrong password, an unknown user, a revoked or expired token, or too many
+        /// failed attempts for the user or the address. The server says no more than that, then closes.
+        public static let authenticationFailed = Code(rawValue: 9)
+        /// A request other than `authenticate` came first on a connection that must authenticate; the server closes.
+        public static let notAuthenticated = Code(rawValue: 10)
+        /// A limit of the server was reached (connections per address or per user); the server closes.
+        public static let limitExceeded = Code(rawValue: 11)
+        /// The client took too long: to authenticate, to finish a frame, or between requests; the server closes.
+        public static let timedOut = Code(rawValue: 12)
+        /// An argument of an account operation is not valid (a user name, a user that exists already).
+        public static let invalidArgument = Code(rawValue: 13)
 
         /// The code's name, or its number.
         public var description: String {
@@ -40,6 +51,11 @@ public struct NotesError: Error, Sendable, Hashable, CustomStringConvertible {
             case 6: "outOfStep"
             case 7: "storeFailure"
             case 8: "connectionFailed"
+            case 9: "authenticationFailed"
+            case 10: "notAuthenticated"
+            case 11: "limitExceeded"
+            case 12: "timedOut"
+            case 13: "invalidArgument"
             default: "code \(rawValue)"
             }
         }

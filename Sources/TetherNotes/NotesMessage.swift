@@ -9,6 +9,9 @@ public import struct Foundation.UUID
 /// subscribers with request id 0.
 public enum NotesMessage: Sendable, Hashable {
     // Requests.
+    /// Proves who the client is; on a server with accounts, the first request of every connection. Answered by
+    /// ``authenticated`` or a ``NotesError/Code/authenticationFailed`` error (then the server closes).
+    case authenticate(NotesCredentials)
     /// Asks for every note, oldest first.
     case list
     /// Adds a note with this text; answered by ``added(_:)``.
@@ -21,6 +24,8 @@ public enum NotesMessage: Sendable, Hashable {
     case subscribe
 
     // Replies.
+    /// The credentials of an ``authenticate(_:)`` were accepted: the connection serves that user's notes.
+    case authenticated
     /// A page of the notes, oldest first; the last page of a list says so.
     case notes([Note], isLast: Bool)
     /// The note an ``add(_:)`` made (with its id and date).

@@ -5,84 +5,165 @@ import TetherCore
 public import TetherSockets
 public import TetherStore
 
-import struct Foundation.Date
-import struct Foundation.UUID
-
-/// The notes service: the seed's STX frames carrying the notes protocol (see <doc:NotesProtocol>) over TCP or TLS,
-/// on any `RecordStore` of notes.
+/// The notes service: the seed's STX frames carrying the notes protocol (see <doc:NotesProtocol>) over TCP or TLS.
+///
+/// With ``NotesAccounts`` every connection authenticates first and is then bound to one user's notes: it lists,
+/// changes and watches those and no others. Without accounts (``init(dao:changes:limits:maxPayloadLength:logger:)``)
+/// the server is anonymous and serves loopback only.
 ///
 /// ```swift
-/// let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
-/// let server = NotesServer(store: try SQLiteStore<Note>(url: file, tableName: "Note"))
-/// try await server.serve(listener)  // until the listener closes
+/// let accounts = try NotesAccounts.sqlite(directory: folder)
+/// let listener = try await TCPListener.bind(host: "0.0.0.0", port: 7_070, tls: tls)
+/// try await NotesServer(accounts: accounts).serve(listener)  // until the listener closes
 /// ```
 ///
 /// Each connection's requests are carried out in order; its replies and the changes pushed to it are written in
-/// one order. Every change made through any connection is pushed to every subscribed connection.
+/// one order. Every change made through any connection is pushed to every subscribed connection of the same user.
 public final class NotesServer: Sendable {
-    private let dao: NoteDAO
-    private let hub: NotesChangeHub
-    private let relay: NotesChangeRelay?
+    enum Mode: Sendable {
+        case anonymous(NotesServedSpace)
+        case accounts(NotesAccounts, NotesSpaceRegistry)
+    }
 
-    /// With a change feed: one element each time the server's feed is subscribed to and listening (for tests).
-    var feedSubscriptions: AsyncStream<Void>? { relay?.subscriptions }
-    private let codec: STXFrameCodec
-    private let nextConnection = LockedBox<UInt64>(0)
-    private let logger: Logger
+    let mode: Mode
+    let limits: NotesServerLimits
+    let codec: STXFrameCodec
+    let logger: Logger
+    let counts = LockedBox(NotesConnectionCounts())
+    let throttle = LockedBox(NotesLoginThrottle())
+    /// The time the login throttle goes by (a test's own clock in tests).
+    let now: @Sendable () -> Duration
+    let nextConnection = LockedBox<UInt64>(0)
+    /// The most bytes that ever waited for one ended connection (for tests).
+    let peakOutboxBytes = LockedBox(0)
 
-    /// A server on `store`.
+    /// With an anonymous feed: one element each time the server's feed is subscribed to and listening (for tests).
+    var feedSubscriptions: AsyncStream<Void>? {
+        if case .anonymous(let space) = mode { space.relay?.subscriptions } else { nil }
+    }
+
+    /// A server whose every connection authenticates as one of `accounts`' users and serves that user's notes.
     /// - Parameters:
-    ///   - store: where the notes live.
+    ///   - accounts: the users, their credentials and their notes.
+    ///   - limits: connections per address and per user, the authentication deadline, the idle timeout.
     ///   - maxPayloadLength: the largest frame payload accepted; a header announcing more ends the connection with
     ///     an `.outOfStep` error. Default: the protocol's 65 535.
-    ///   - logger: logs each connection's end and each failed request at `.debug`.
+    ///   - logger: logs each connection's end, each refused login and each failed request at `.debug`.
     public convenience init(
-        store: any RecordStore<Note>,
+        accounts: NotesAccounts,
+        limits: NotesServerLimits = NotesServerLimits(),
         maxPayloadLength: Int = NotesWireFormat.maxPayloadLength,
         logger: Logger = Logger(label: "tether.notes.server")
     ) {
-        self.init(dao: NoteDAO(store: store), maxPayloadLength: maxPayloadLength, logger: logger)
+        self.init(
+            mode: .accounts(accounts, NotesSpaceRegistry(accounts: accounts, logger: logger)),
+            limits: limits,
+            maxPayloadLength: maxPayloadLength,
+            logger: logger,
+            now: Self.uptime
+        )
     }
 
-    /// A server on the store of `dao` (`NoteDAO.open(_:directory:)` opens one of the app's store kinds).
+    /// A server with accounts whose login throttle goes by `now` (a test's clock).
+    convenience init(
+        accounts: NotesAccounts,
+        limits: NotesServerLimits,
+        maxPayloadLength: Int,
+        now: @escaping @Sendable () -> Duration
+    ) {
+        let logger = Logger(label: "tether.notes.server")
+        self.init(
+            mode: .accounts(accounts, NotesSpaceRegistry(accounts: accounts, logger: logger)),
+            limits: limits,
+            maxPayloadLength: maxPayloadLength,
+            logger: logger,
+            now: now
+        )
+    }
+
+    /// An anonymous server on `store`, for loopback only (see ``init(dao:changes:limits:maxPayloadLength:logger:)``).
+    public convenience init(
+        store: any RecordStore<Note>,
+        limits: NotesServerLimits = NotesServerLimits(),
+        maxPayloadLength: Int = NotesWireFormat.maxPayloadLength,
+        logger: Logger = Logger(label: "tether.notes.server")
+    ) {
+        self.init(dao: NoteDAO(store: store), limits: limits, maxPayloadLength: maxPayloadLength, logger: logger)
+    }
+
+    /// An anonymous server on the notes of `dao`, for loopback only: every connection is served at once, without
+    /// credentials; ``serve(_:ready:)`` refuses a listener on another address and ``serve(_:)`` closes a connection
+    /// that did not arrive on loopback.
     /// - Parameters:
     ///   - dao: the notes.
     ///   - changes: where the changes pushed to subscribers come from: the ones made through this server (the
     ///     default), or a feed of the store's changes when other servers write to it too.
-    ///   - maxPayloadLength: the largest frame payload accepted; a header announcing more ends the connection with
-    ///     an `.outOfStep` error. Default: the protocol's 65 535.
+    ///   - limits: connections per address, the idle timeout.
+    ///   - maxPayloadLength: the largest frame payload accepted. Default: the protocol's 65 535.
     ///   - logger: logs each connection's end and each failed request at `.debug`.
-    public init(
+    public convenience init(
         dao: NoteDAO,
         changes: NotesChangeSource = .local,
+        limits: NotesServerLimits = NotesServerLimits(),
         maxPayloadLength: Int = NotesWireFormat.maxPayloadLength,
         logger: Logger = Logger(label: "tether.notes.server")
     ) {
-        self.dao = dao
-        let hub = NotesChangeHub()
-        self.hub = hub
-        if case .feed(let subscribe) = changes.kind {
-            relay = NotesChangeRelay(subscribe: subscribe, hub: hub, logger: logger)
-        } else {
-            relay = nil
-        }
-        self.codec = STXFrameCodec(maxPayloadLength: maxPayloadLength)
-        self.logger = logger
+        self.init(
+            mode: .anonymous(NotesServedSpace(dao: dao, changes: changes, logger: logger)),
+            limits: limits,
+            maxPayloadLength: maxPayloadLength,
+            logger: logger,
+            now: Self.uptime
+        )
     }
 
-    /// The number of connections subscribed to changes.
-    public var subscriberCount: Int { hub.count }
+    init(
+        mode: Mode,
+        limits: NotesServerLimits,
+        maxPayloadLength: Int,
+        logger: Logger,
+        now: @escaping @Sendable () -> Duration
+    ) {
+        self.mode = mode
+        self.limits = limits
+        self.codec = STXFrameCodec(maxPayloadLength: maxPayloadLength)
+        self.logger = logger
+        self.now = now
+    }
+
+    private static let start = ContinuousClock.now
+    private static let uptime: @Sendable () -> Duration = { ContinuousClock.now - start }
+
+    /// The number of connections subscribed to changes (of every user).
+    public var subscriberCount: Int {
+        switch mode {
+        case .anonymous(let space): space.hub.count
+        case .accounts(_, let registry): registry.opened.withLock { $0.reduce(0) { $0 + $1.hub.count } }
+        }
+    }
 
     /// Serves every connection of `listener` until it closes (or the task is cancelled).
     ///
-    /// With a ``NotesChangeSource/feed(_:)``, subscribes to it first (a server serving several listeners at once
-    /// shares one subscription); the feed's changes are pushed while at least one listener is served.
+    /// An anonymous server with a ``NotesChangeSource/feed(_:)`` subscribes to it first (a server serving several
+    /// listeners at once shares one subscription). A server with accounts subscribes to a user's feed when the
+    /// first connection of that user authenticates.
     /// - Parameters:
     ///   - listener: the connections to serve.
     ///   - ready: called once, when the server is subscribed to its feed and accepts connections (a command prints
     ///     its `listening on` line here).
-    /// - Throws: the listener's error, or the feed's when its first subscription fails.
+    /// - Throws: ``NotesError`` `.invalidArgument` when an anonymous server is given a listener that is not on
+    ///   loopback; the listener's error, or the feed's when its first subscription fails.
     public func serve(_ listener: TCPListener, ready: @Sendable () -> Void = {}) async throws {
+        var relay: NotesChangeRelay?
+        if case .anonymous(let space) = mode {
+            guard Self.isLoopback(listener.localAddress) else {
+                throw NotesError(
+                    code: .invalidArgument,
+                    message: "an anonymous notes server serves loopback only, not \(listener.localAddress)"
+                )
+            }
+            relay = space.relay
+        }
         try await relay?.join()
         defer { relay?.leave() }
         ready()
@@ -100,112 +181,9 @@ public final class NotesServer: Sendable {
         }
     }
 
-    /// Serves one connection until it ends.
-    public func serve(_ connection: TCPConnection) async {
-        let id = nextConnection.withLock {
-            $0 += 1
-            return $0
-        }
-        let outbox = NotesOutbox()
-        async let writing: Void = write(outbox, to: connection)
-        var session = NotesServerSession()
-        await read(connection, session: &session, id: id, outbox: outbox)
-        hub.unsubscribe(id)
-        outbox.finish()
-        await writing
-        try? await connection.close()
-    }
-
-    private func write(_ outbox: NotesOutbox, to connection: TCPConnection) async {
-        for await frame in outbox.stream {
-            do {
-                try await connection.write(frame, using: codec, timeout: .seconds(30))
-            } catch {
-                logger.debug("notes connection: write failed: \(error)")
-                break
-            }
-        }
-        // The outbox ended (the reader is done, or a subscriber fell too far behind) or a write failed.
-        try? await connection.close()
-    }
-
-    private func read(
-        _ connection: TCPConnection,
-        session: inout NotesServerSession,
-        id: UInt64,
-        outbox: NotesOutbox
-    ) async {
-        while session.isOpen {
-            do {
-                for try await frame in connection.frames(codec) {
-                    await execute(session.received(frame), session: &session, id: id, outbox: outbox)
-                    if !session.isOpen { return }
-                }
-                await execute(session.ended(), session: &session, id: id, outbox: outbox)
-            } catch let error as FramingError {
-                await execute(session.framingFailed(error), session: &session, id: id, outbox: outbox)
-                // A bad checksum: the frame's bytes are still buffered; drop them and read on.
-                if session.isOpen, let bytes = error.bytes {
-                    _ = try? await connection.read(toLength: bytes.readableBytes, timeout: .seconds(5))
-                }
-            } catch {
-                logger.debug("notes connection: \(error)")
-                await execute(session.ended(), session: &session, id: id, outbox: outbox)
-            }
-        }
-    }
-
-    private func execute(
-        _ actions: [NotesServerSession.Action],
-        session: inout NotesServerSession,
-        id: UInt64,
-        outbox: NotesOutbox
-    ) async {
-        for action in actions {
-            switch action {
-            case .send(let frame):
-                outbox.send(frame)
-            case .perform(let requestID, let operation):
-                let result = await perform(operation)
-                await execute(session.stored(requestID: requestID, result), session: &session, id: id, outbox: outbox)
-            case .subscribe(let destination, let source):
-                hub.subscribe(id, destination: destination, source: source, outbox: outbox)
-            case .publish(let change):
-                // With a feed, the change comes back through it (once, in commit order).
-                if relay == nil { hub.publish(change) }
-            case .close:
-                outbox.finish()
-            }
-        }
-    }
-
-    private func perform(
-        _ operation: NotesServerSession.Operation
-    ) async -> Result<NotesServerSession.StoreOutcome, NotesError> {
-        do {
-            switch operation {
-            case .list:
-                return .success(.notes(try await dao.findAll()))
-            case .add(let text):
-                let note = Note(content: text)
-                try await dao.create(note)
-                return .success(.changed(.added(note)))
-            case .edit(let id, let text):
-                guard var note = try await dao.findById(Note(id: id, content: "")) else {
-                    return .failure(NotesError(code: .notFound, message: "no note \(id.uuidString)"))
-                }
-                note.content = text
-                try await dao.modify(note)
-                return .success(.changed(.edited(note)))
-            case .remove(let id):
-                guard try await dao.remove(Note(id: id, content: "")) else {
-                    return .failure(NotesError(code: .notFound, message: "no note \(id.uuidString)"))
-                }
-                return .success(.changed(.removed(id)))
-            }
-        } catch {
-            logger.debug("notes store failed: \(error)")
-            return .failure(NotesError(code: .storeFailure, message: "\(error)"))
-        }
+    /// Whether `address` is a loopback address (127.0.0.0/8, ::1, or ::ffff:127.x.y.z).
+    static func isLoopback(_ address: SocketAddress) -> Bool {
+        guard let ip = address.ipAddress else { return false }
+        return ip.hasPrefix("127.") || ip == "::1" || ip.hasPrefix("::ffff:127.")
     }
 }

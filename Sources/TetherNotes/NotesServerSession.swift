@@ -17,6 +17,8 @@ struct NotesServerSession {
         case subscribe(destination: UInt16, source: UInt16)
         /// Tell the other subscribers (and other servers) about a change made here.
         case publish(NoteChange)
+        /// Check these credentials, then hand the outcome to ``authenticated(requestID:_:)``.
+        case authenticate(requestID: UInt32, NotesCredentials)
         /// Close the connection (after the frames sent before this action).
         case close
     }
@@ -30,24 +32,90 @@ struct NotesServerSession {
     }
 
     private enum State {
+        /// The first frame must be an `authenticate` request.
+        case awaitingCredentials
+        /// The credentials are being checked: no other request is taken meanwhile.
+        case authenticating
         case open(subscribed: Bool)
         case closed
     }
 
-    private var state = State.open(subscribed: false)
+    private var state: State
+
+    /// A session that must authenticate first (`requiresAuthentication`), or one open at once (anonymous, loopback).
+    init(requiresAuthentication: Bool = false) {
+        state = requiresAuthentication ? .awaitingCredentials : .open(subscribed: false)
+    }
+
+    /// Whether the session is bound to a user, or anonymous: requests are served.
+    var isServing: Bool {
+        if case .open = state { true } else { false }
+    }
+
+    /// Whether the session is subscribed to changes.
+    var isSubscribed: Bool {
+        if case .open(subscribed: true) = state { true } else { false }
+    }
     /// Replies go back to the sender of the last request, from the address it wrote to.
     private var destination: UInt16 = 0
     private var source: UInt16 = 0
 
     /// Whether the connection still takes frames.
     var isOpen: Bool {
-        if case .open = state { true } else { false }
+        if case .closed = state { false } else { true }
     }
 
     /// A frame arrived.
     mutating func received(_ frame: STXFrame) -> [Action] {
-        guard case .open(let subscribed) = state else { return [] }
         (destination, source) = (frame.source, frame.destination)
+        switch state {
+        case .closed: return []
+        case .awaitingCredentials: return receivedFirst(frame)
+        case .authenticating: return refuse(0, .notAuthenticated, "a request while the credentials are checked")
+        case .open(let subscribed): return receivedRequest(frame, subscribed: subscribed)
+        }
+    }
+
+    /// The credentials were checked: a user (the session serves their notes from now on), or a failure
+    /// (`.authenticationFailed`, `.limitExceeded`) that ends the connection.
+    mutating func authenticated(requestID: UInt32, _ result: Result<Void, NotesError>) -> [Action] {
+        guard case .authenticating = state else { return [] }
+        switch result {
+        case .success:
+            state = .open(subscribed: false)
+            return [reply(requestID, .authenticated)]
+        case .failure(let error):
+            state = .closed
+            return [reply(requestID, .failed(error)), .close]
+        }
+    }
+
+    /// The client took too long (to authenticate, to finish a frame, between requests): the connection ends.
+    mutating func timedOut(_ what: String) -> [Action] {
+        guard isOpen else { return [] }
+        return refuse(0, .timedOut, what)
+    }
+
+    private mutating func receivedFirst(_ frame: STXFrame) -> [Action] {
+        let decoded: (requestID: UInt32, message: NotesMessage)
+        do {
+            decoded = try NotesWireFormat.decode(frame.payload)
+        } catch {
+            return refuse(0, .notAuthenticated, "the first request must be authenticate")
+        }
+        guard case .authenticate(let credentials) = decoded.message else {
+            return refuse(decoded.requestID, .notAuthenticated, "the first request must be authenticate")
+        }
+        state = .authenticating
+        return [.authenticate(requestID: decoded.requestID, credentials)]
+    }
+
+    private mutating func refuse(_ requestID: UInt32, _ code: NotesError.Code, _ message: String) -> [Action] {
+        state = .closed
+        return [reply(requestID, .failed(NotesError(code: code, message: message))), .close]
+    }
+
+    private mutating func receivedRequest(_ frame: STXFrame, subscribed: Bool) -> [Action] {
         let requestID: UInt32
         let message: NotesMessage
         do {
@@ -64,7 +132,9 @@ struct NotesServerSession {
             state = .open(subscribed: true)
             let subscribe: [Action] = subscribed ? [] : [.subscribe(destination: destination, source: source)]
             return subscribe + [reply(requestID, .subscribed)]
-        case .notes, .added, .edited, .removed, .subscribed, .failed, .changed:
+        case .authenticate:
+            return [reply(requestID, .failed(NotesError(code: .unknownMessage, message: "already authenticated")))]
+        case .notes, .added, .edited, .removed, .subscribed, .authenticated, .failed, .changed:
             return [
                 reply(requestID, .failed(NotesError(code: .unknownMessage, message: "\(kind(of: message)) is a reply")))
             ]
@@ -74,8 +144,8 @@ struct NotesServerSession {
     /// The frame reader failed: a bad checksum costs that frame only (its length was right, so the stream is in
     /// step); anything else means the stream is out of step, and the connection ends after saying why.
     mutating func framingFailed(_ error: FramingError) -> [Action] {
-        guard case .open = state else { return [] }
-        if error.code == .checksumMismatch {
+        guard isOpen else { return [] }
+        if error.code == .checksumMismatch, isServing {
             return [reply(0, .failed(NotesError(code: .badChecksum, message: error.message)))]
         }
         state = .closed
@@ -105,7 +175,7 @@ struct NotesServerSession {
 
     /// The client closed its side, or the connection failed.
     mutating func ended() -> [Action] {
-        guard case .open = state else { return [] }
+        guard isOpen else { return [] }
         state = .closed
         return [.close]
     }
@@ -134,6 +204,7 @@ struct NotesServerSession {
         case .edited: "edited"
         case .removed: "removed"
         case .subscribed: "subscribed"
+        case .authenticated: "authenticated"
         case .failed: "failed"
         case .changed: "changed"
         default: "a request"

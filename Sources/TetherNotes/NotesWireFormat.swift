@@ -22,11 +22,13 @@ public enum NotesWireFormat {
         case edit = 0x03
         case remove = 0x04
         case subscribe = 0x05
+        case authenticate = 0x06
         case notes = 0x81
         case added = 0x82
         case edited = 0x83
         case removed = 0x84
         case subscribed = 0x85
+        case authenticated = 0x86
         case failed = 0x8F
         case changedAdded = 0x90
         case changedEdited = 0x91
@@ -57,6 +59,10 @@ public enum NotesWireFormat {
             header(.remove)
             buffer.writeUUID(id)
         case .subscribe: header(.subscribe)
+        case .authenticate(let credentials):
+            header(.authenticate)
+            try buffer.writeCredentials(credentials)
+        case .authenticated: header(.authenticated)
         case .notes(let notes, let isLast):
             header(.notes)
             buffer.writeInteger(isLast ? 1 : 0, as: UInt8.self)
@@ -112,6 +118,8 @@ public enum NotesWireFormat {
         case .edit: message = .edit(try buffer.readUUIDField(), try buffer.readRestAsText())
         case .remove: message = .remove(try buffer.readUUIDField())
         case .subscribe: message = .subscribe
+        case .authenticate: message = .authenticate(try buffer.readCredentials())
+        case .authenticated: message = .authenticated
         case .notes:
             guard let flags = buffer.readInteger(as: UInt8.self), flags <= 1,
                 let count = buffer.readInteger(endianness: .little, as: UInt16.self)

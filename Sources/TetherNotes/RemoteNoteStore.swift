@@ -44,11 +44,15 @@ public final class RemoteNoteStore: Sendable {
     ///   - timeout: the longest the connection (and a TLS handshake) may take.
     ///   - destination: the `dest` field of the frames sent (the server answers to the `src`).
     ///   - source: the `src` field of the frames sent.
-    /// - Throws: ``NotesError`` `.connectionFailed` with the socket's error.
+    ///   - credentials: the user and their password or token, sent first; nil for an anonymous server (loopback).
+    /// - Throws: ``NotesError`` `.connectionFailed` with the socket's error; `.authenticationFailed` when the server
+    ///   refuses the credentials (and says nothing more), `.limitExceeded` or `.timedOut` when it refuses the
+    ///   connection.
     public static func connect(
         host: String,
         port: Int,
         tls: TLSSettings? = nil,
+        credentials: NotesCredentials? = nil,
         timeout: Duration = .seconds(10),
         destination: UInt16 = 1,
         source: UInt16 = 2
@@ -61,6 +65,15 @@ public final class RemoteNoteStore: Sendable {
         }
         let store = RemoteNoteStore(connection: connection, destination: destination, source: source)
         store.reader.withLock { $0 = Task { await store.readReplies() } }
+        guard let credentials else { return store }
+        do {
+            guard case .authenticated = try await store.request(.authenticate(credentials)) else {
+                throw store.unexpected()
+            }
+        } catch {
+            await store.close()
+            throw error
+        }
         return store
     }
 
@@ -145,6 +158,11 @@ public final class RemoteNoteStore: Sendable {
         do {
             for try await frame in connection.frames(codec) {
                 let (requestID, message) = try NotesWireFormat.decode(frame.payload)
+                // The server ends the connection for a limit or a deadline: waiting requests get its reason.
+                if requestID == 0, case .failed(let error) = message, Self.endsConnection.contains(error.code) {
+                    failure = error
+                    break
+                }
                 let completion = state.withLock { $0.table.received(requestID: requestID, message) }
                 switch completion {
                 case .reply(let id, let result):
@@ -176,6 +194,9 @@ public final class RemoteNoteStore: Sendable {
         for waiter in waiters { waiter.resume(throwing: failure) }
         for continuation in changes { continuation.finish(throwing: isClosing ? nil : failure) }
     }
+
+    /// The codes of an error the server sends with request id 0 before it closes the connection.
+    static let endsConnection: Set<NotesError.Code> = [.limitExceeded, .timedOut, .notAuthenticated]
 
     private func unexpected() -> NotesError {
         NotesError(code: .malformedMessage, message: "a reply of the wrong kind")

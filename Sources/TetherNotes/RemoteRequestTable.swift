@@ -59,10 +59,10 @@ struct RemoteRequestTable {
         case .failed(let error):
             pending[requestID] = nil
             return .reply(id: requestID, .failure(error))
-        case .added, .edited, .removed, .subscribed:
+        case .added, .edited, .removed, .subscribed, .authenticated:
             pending[requestID] = nil
             return .reply(id: requestID, .success(message))
-        case .list, .add, .edit, .remove, .subscribe, .changed:
+        case .list, .add, .edit, .remove, .subscribe, .authenticate, .changed:
             return .violation("a request (\(message)) from the server")
         }
     }

@@ -34,7 +34,7 @@ struct DemoCommand: AsyncParsableCommand {
         ("HTTP: URLConnection GET from an in-process server, then from the cache", { try await runHTTPDemoStep() }),
         ("Reachability: the current path", { try await runReachabilityDemoStep() }),
         ("Notes: CRUD on every store kind", { try await runNotesDemoStep() }),
-        ("Notes service: changes pushed to a watcher over STX frames", DemoSteps.notesService),
+        ("Notes service with accounts: changes pushed to their user alone", DemoSteps.notesService),
     ]
 
     func run() async throws {

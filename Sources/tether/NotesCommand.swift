@@ -8,7 +8,7 @@ struct NotesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "notes",
         abstract: "Add, list, edit and remove notes in a plist, archive or SQLite store, or on a notes server.",
-        subcommands: [Add.self, List.self, Edit.self, Remove.self, Watch.self]
+        subcommands: [Add.self, List.self, Edit.self, Remove.self, Watch.self, User.self]
     )
 
     /// The store a notes subcommand works on.
@@ -38,10 +38,32 @@ struct NotesCommand: AsyncParsableCommand {
         @Option(help: "A notes server (HOST:PORT, `tether serve --notes`) instead of a local store.")
         var remote: String?
 
+        @Option(
+            help: ArgumentHelp(
+                "With --remote: log in as this user.",
+                discussion: """
+                    The secret comes from --credentials FILE, or else $TETHER_NOTES_TOKEN, or else \
+                    $TETHER_NOTES_PASSWORD. A refused login exits 77.
+                    """
+            )
+        )
+        var user: String?
+
+        @Option(
+            help: ArgumentHelp(
+                "With --user: a file whose first line is 'password: SECRET' or 'token: SECRET'.",
+                discussion: "The file must not be readable or writable by group or others (chmod 600).",
+                valueName: "file"
+            )
+        )
+        var credentials: String?
+
         @OptionGroup var security: TLSOptions
 
         func validate() throws {
             if remote != nil && dir != nil { throw ValidationError("--remote and --dir exclude each other.") }
+            if user != nil && remote == nil { throw ValidationError("--user needs --remote.") }
+            if credentials != nil && user == nil { throw ValidationError("--credentials needs --user.") }
             if remote == nil && security.tls { throw ValidationError("--tls needs --remote.") }
             try security.check(server: false, udp: false)
             if let remote { _ = try Self.hostAndPort(remote) }
@@ -62,10 +84,18 @@ struct NotesCommand: AsyncParsableCommand {
             guard let remote else { return .local(try await openDAO()) }
             let (host, port) = try Self.hostAndPort(remote)
             if verbose { Terminal.error("debug: notes server \(host):\(port)\(security.tls ? " (TLS)" : "")") }
+            let login = try user.map { try NotesLogin.credentials(user: $0, file: credentials) }
             do {
                 return .remote(
-                    try await RemoteNoteStore.connect(host: host, port: port, tls: security.clientSettings())
+                    try await RemoteNoteStore.connect(
+                        host: host,
+                        port: port,
+                        tls: security.clientSettings(),
+                        credentials: login
+                    )
                 )
+            } catch let error as NotesError where error.code == .authenticationFailed {
+                throw NotesLogin.Refused()
             } catch let error as NotesError {
                 throw NotesFailure(message: error.message)
             }
@@ -196,6 +226,10 @@ struct NotesFailure: Error {
 func reportingErrors(_ body: () async throws -> Void) async throws {
     do {
         try await body()
+    } catch is NotesLogin.Refused {
+        // Nothing about why: a wrong password, an unknown user and a revoked token look alike.
+        Terminal.error("error: authentication failed")
+        throw ExitCode(77)
     } catch let failure as NotesFailure {
         Terminal.error("error: \(failure.message)")
         throw ExitCode.failure

@@ -25,10 +25,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Serve UDP: echo each datagram to its sender.")
     var udp = false
 
-    @Flag(help: "Serve the notes service (STX frames; see the TetherNotes docs) on a local store.")
+    @Flag(help: "Serve the notes service (STX frames; see the TetherNotes docs) to the users of `tether notes user`.")
     var notes = false
 
-    @Option(help: "With --notes: the store, plist, archive or sqlite.")
+    @Option(help: "With --notes --anonymous: the store, plist, archive or sqlite (accounts are always SQLite).")
     var store: NotesCommand.StoreOption = .sqlite
 
     @Option(help: "With --notes: the folder of the store (default: the tether app's Documents folder).")
@@ -42,6 +42,23 @@ struct ServeCommand: AsyncParsableCommand {
         )
     )
     var postgres: String?
+
+    @Flag(
+        help: ArgumentHelp(
+            "With --notes: serve without accounts (anyone who reaches the port); loopback only.",
+            discussion: "Without it, every connection logs in as a user of `tether notes user add`."
+        )
+    )
+    var anonymous = false
+
+    @Flag(
+        name: .customLong("insecure-no-tls"),
+        help: ArgumentHelp(
+            "With --notes: allow listening off loopback without --tls.",
+            discussion: "Passwords, tokens and notes then travel in the clear."
+        )
+    )
+    var insecureNoTLS = false
 
     @OptionGroup var framing: FrameOptions
 
@@ -58,6 +75,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if postgres != nil && !notes { throw ValidationError("--postgres goes with --notes.") }
         if postgres != nil && dir != nil { throw ValidationError("--postgres and --dir exclude each other.") }
+        if (anonymous || insecureNoTLS) && !notes {
+            throw ValidationError("--anonymous and --insecure-no-tls go with --notes.")
+        }
         try security.check(server: true, udp: udp)
     }
 
@@ -68,14 +88,15 @@ struct ServeCommand: AsyncParsableCommand {
             return
         }
         if notes {
-            try await ServeNotes.run(
+            try await ServeNotes(
                 host: host,
                 port: port,
                 store: store,
                 dir: dir,
                 postgres: postgres,
-                tls: try security.serverSettings()
-            )
+                anonymous: anonymous,
+                insecureNoTLS: insecureNoTLS
+            ).run(tls: try security.serverSettings())
             return
         }
         let listener: TCPListener

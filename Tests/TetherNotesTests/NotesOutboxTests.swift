@@ -6,35 +6,76 @@ import TetherStore
 
 @testable import TetherNotes
 
-/// The frames waiting for one connection, and the hub that fills them: a subscriber that does not read cannot grow
-/// the server's memory past the outbox's limit; a server that loses its feed ends every subscriber.
+/// The frames waiting for one connection, and the hub that fills them: a client that does not read cannot grow the
+/// server's memory past the outbox's byte limits; a server that loses its feed ends every subscriber.
 @Suite("NotesOutbox and NotesChangeHub, without I/O")
 struct NotesOutboxTests {
     static func frame(_ number: Int) -> STXFrame {
         STXFrame(destination: 1, source: 2, payload: ByteBuffer(integer: UInt32(number)))
     }
 
-    @Test func anOutboxPastItsLimitEndsAfterTheFramesItHeld() async {
-        let outbox = NotesOutbox()
-        for number in 0...NotesOutbox.limit { outbox.send(Self.frame(number)) }
-        // The frame over the limit is dropped and the outbox ends: the writer sends what was queued, then closes.
-        outbox.send(Self.frame(99_999))
-        var received: [Int] = []
-        for await frame in outbox.stream { received.append(Int(frame.payload.getInteger(at: 0, as: UInt32.self)!)) }
-        #expect(received == Array(0..<NotesOutbox.limit))
+    /// A frame of `bytes` payload bytes whose first 4 say `number`.
+    static func bigFrame(_ number: Int, bytes: Int = 60_000) -> STXFrame {
+        var payload = ByteBuffer(integer: UInt32(number))
+        payload.writeRepeatingByte(0, count: bytes - 4)
+        return STXFrame(destination: 1, source: 2, payload: payload)
     }
 
-    @Test func anOutboxUnderItsLimitStaysOpen() async {
+    static func number(_ frame: STXFrame?) -> Int? {
+        frame.map { Int($0.payload.getInteger(at: 0, as: UInt32.self)!) }
+    }
+
+    @Test func pushesPastTheByteLimitEndTheOutboxAfterTheFramesItHeld() async {
         let outbox = NotesOutbox()
-        for number in 0..<NotesOutbox.limit { outbox.send(Self.frame(number)) }
-        var iterator = outbox.stream.makeAsyncIterator()
-        for number in 0..<NotesOutbox.limit {
-            #expect(await iterator.next().map { Int($0.payload.getInteger(at: 0, as: UInt32.self)!) } == number)
-        }
-        outbox.send(Self.frame(NotesOutbox.limit))
-        #expect(await iterator.next() != nil)
+        let fitting = NotesOutbox.limit / NotesOutbox.size(of: Self.bigFrame(0))
+        for number in 0..<fitting { outbox.send(Self.bigFrame(number)) }
+        #expect(outbox.waitingBytes <= NotesOutbox.limit)
+        // The push over the limit is dropped and the outbox ends: the writer sends what was queued, then closes.
+        outbox.send(Self.bigFrame(99_999))
+        outbox.send(Self.frame(100_000))
+        var received: [Int] = []
+        while let frame = await outbox.next() { received.append(Self.number(frame)!) }
+        #expect(received == Array(0..<fitting))
+    }
+
+    @Test func manySmallPushesUnderTheLimitStayOpen() async {
+        let outbox = NotesOutbox()
+        for number in 0..<20_000 { outbox.send(Self.frame(number)) }
+        for number in 0..<20_000 { #expect(Self.number(await outbox.next()) == number) }
         outbox.finish()
-        #expect(await iterator.next() == nil)
+        #expect(await outbox.next() == nil)
+    }
+
+    @Test func aReplyWaitsWhileTheHighWaterMarkIsReachedAndGoesOnOnceTheWriterTakesFrames() async {
+        let outbox = NotesOutbox()
+        var queued = 0
+        while outbox.waitingBytes < NotesOutbox.highWater {
+            await outbox.reply(Self.bigFrame(queued))
+            queued += 1
+        }
+        let (replied, done) = AsyncStream.makeStream(of: Void.self)
+        let last = queued
+        let waiting = Task {
+            await outbox.reply(Self.bigFrame(last))
+            done.finish()
+        }
+        // The reply is not queued while the outbox is full: the writer's frames are only those queued before it.
+        #expect(outbox.waitingBytes < NotesOutbox.highWater + NotesOutbox.size(of: Self.bigFrame(0)))
+        #expect(Self.number(await outbox.next()) == 0)
+        for await _ in replied {}
+        await waiting.value
+        var rest: [Int] = []
+        outbox.finish()
+        while let frame = await outbox.next() { rest.append(Self.number(frame)!) }
+        #expect(rest == Array(1...queued))
+    }
+
+    @Test func aReplyWaitingForRoomReturnsWhenTheOutboxEnds() async {
+        let outbox = NotesOutbox()
+        while outbox.waitingBytes < NotesOutbox.highWater { await outbox.reply(Self.bigFrame(0)) }
+        let waiting = Task { await outbox.reply(Self.bigFrame(1)) }
+        outbox.finish()
+        await waiting.value
     }
 
     @Test func theHubAddressesEachSubscribersFramesAndClosesThemAll() async throws {
@@ -50,7 +91,7 @@ struct NotesOutboxTests {
         hub.publish(.removed(note.id))  // after closeAll: nobody is left to get it
         for (outbox, address) in [(first, (9, 1)), (second, (7, 3))] {
             var frames: [STXFrame] = []
-            for await frame in outbox.stream { frames.append(frame) }
+            while let frame = await outbox.next() { frames.append(frame) }
             #expect(frames.count == 1)
             #expect(frames.first?.destination == UInt16(address.0) && frames.first?.source == UInt16(address.1))
             let decoded = try NotesWireFormat.decode(try #require(frames.first).payload)

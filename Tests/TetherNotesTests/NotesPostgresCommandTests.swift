@@ -7,10 +7,21 @@ import TetherPostgres
 import TetherStore
 import TetherTestSupport
 
-/// `tether serve --notes --postgres URL`, two processes on one database, as a team would deploy them.
+/// `tether serve --notes --postgres URL`, two processes with accounts on one database, as a team would deploy them.
 @Suite(needsPostgreSQL, .timeLimit(.minutes(2)))
 struct NotesPostgresCommandTests {
     typealias Running = NotesCommandTests.Running
+
+    /// Adds user alice (password "alice pw") to the accounts in the database at `url`.
+    static func addAlice(_ url: String) async throws {
+        let added = try await NotesCommandTests.notes(
+            ["user", "add", "alice", "--postgres", url, "--pbkdf2-iterations", "1000"],
+            input: "alice pw\n"
+        )
+        try #require(added.status == 0, "\(added.errors)")
+    }
+
+    static let alice = NotesCredentials.password(user: "alice", "alice pw")
 
     /// Starts `tether serve --notes --postgres url`; returns it and its port once it listens.
     static func server(_ url: String) async throws -> (Running, Int) {
@@ -23,25 +34,37 @@ struct NotesPostgresCommandTests {
 
     @Test func aNoteAddedThroughOneServerIsPrintedByAWatcherOfTheOther() async throws {
         let url = try await PostgresTestServer.shared.makeDatabase()
+        try await Self.addAlice(url)
         let (first, firstPort) = try await Self.server(url)
         defer { first.process.terminate() }
         let (second, secondPort) = try await Self.server(url)
         defer { second.process.terminate() }
 
-        let watch = try Running(["notes", "watch", "--remote", "127.0.0.1:\(secondPort)", "--verbose"])
+        let environment = NotesCommandTests.alice
+        let watch = try Running(
+            ["notes", "watch", "--remote", "127.0.0.1:\(secondPort)", "--user", "alice", "--verbose"],
+            environment: environment
+        )
         defer { watch.process.terminate() }
         _ = try await Running.lines(2, from: watch.errors)  // "debug: subscribed": it is watching
-        let added = try await NotesCommandTests.notes(["add", "--remote", "127.0.0.1:\(firstPort)", "Shared milk"])
+        let added = try await NotesCommandTests.notes(
+            ["add", "--remote", "127.0.0.1:\(firstPort)", "--user", "alice", "Shared milk"],
+            environment: environment
+        )
         #expect(added.status == 0, "\(added.errors)")
         let id = added.output.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(try await Running.lines(1, from: watch.output) == ["added \(id) Shared milk"])
         // Both servers list the same notes, and PostgreSQL holds no seed notes (nothing is copied in).
-        let listed = try await NotesCommandTests.notes(["list", "--json", "--remote", "127.0.0.1:\(secondPort)"])
+        let listed = try await NotesCommandTests.notes(
+            ["list", "--json", "--remote", "127.0.0.1:\(secondPort)", "--user", "alice"],
+            environment: environment
+        )
         #expect(listed.output.contains(id) && !listed.output.contains("Welcome to MyNotes."))
     }
 
     @Test func killingOneServerWhileClientsWriteLosesNoAcknowledgedNote() async throws {
         let url = try await PostgresTestServer.shared.makeDatabase()
+        try await Self.addAlice(url)
         let (doomed, doomedPort) = try await Self.server(url)
         defer { doomed.process.terminate() }
         let (survivor, survivorPort) = try await Self.server(url)
@@ -54,7 +77,11 @@ struct NotesPostgresCommandTests {
             for client in 0..<clients {
                 group.addTask {
                     // Writes to the doomed server until it dies (an unanswered request fails with connectionFailed)…
-                    let notes = try await RemoteNoteStore.connect(host: "127.0.0.1", port: doomedPort)
+                    let notes = try await RemoteNoteStore.connect(
+                        host: "127.0.0.1",
+                        port: doomedPort,
+                        credentials: Self.alice
+                    )
                     var next = 0
                     while true {
                         do {
@@ -72,7 +99,11 @@ struct NotesPostgresCommandTests {
                     }
                     await notes.close()
                     // … then reconnects to the other and goes on.
-                    let again = try await RemoteNoteStore.connect(host: "127.0.0.1", port: survivorPort)
+                    let again = try await RemoteNoteStore.connect(
+                        host: "127.0.0.1",
+                        port: survivorPort,
+                        credentials: Self.alice
+                    )
                     for _ in 0..<20 {
                         let note = try await again.add("client \(client) note \(next)")
                         next += 1
@@ -88,7 +119,11 @@ struct NotesPostgresCommandTests {
         await doomed.process.exited()
         #expect(doomed.process.terminationReason == .uncaughtSignal)
 
-        let survivorNotes = try await RemoteNoteStore.connect(host: "127.0.0.1", port: survivorPort)
+        let survivorNotes = try await RemoteNoteStore.connect(
+            host: "127.0.0.1",
+            port: survivorPort,
+            credentials: Self.alice
+        )
         let stored = Set(try await survivorNotes.list().map(\.id))
         await survivorNotes.close()
         let acked = acknowledged.withLock { $0 }

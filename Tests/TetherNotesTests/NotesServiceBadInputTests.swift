@@ -27,7 +27,7 @@ struct NotesServiceBadInputTests {
     @Test("a bad CRC is answered badChecksum; the next request on the connection is served")
     func badChecksum() async throws {
         let service = try await NotesServiceFixture()
-        let connection = try await service.raw()
+        let connection = try await service.rawLoggedIn()
         var wire = try codec.encode(
             STXFrame(destination: 1, source: 9, payload: try NotesWireFormat.encode(.add("x"), requestID: 1))
         )
@@ -48,7 +48,7 @@ struct NotesServiceBadInputTests {
     @Test("an unknown message kind is answered unknownMessage with its request id; nothing changes")
     func unknownMessage() async throws {
         let service = try await NotesServiceFixture()
-        let connection = try await service.raw()
+        let connection = try await service.rawLoggedIn()
         try await connection.write(STXFrame(destination: 1, source: 9, bytes: [0x42, 7, 0, 0, 0, 1, 2]), using: codec)
         let (id, reply) = try await nextReply(connection)
         #expect(id == 0)
@@ -63,7 +63,7 @@ struct NotesServiceBadInputTests {
     @Test("a malformed add (text that is not UTF-8) is answered malformedMessage; nothing is stored")
     func malformedAdd() async throws {
         let service = try await NotesServiceFixture()
-        let connection = try await service.raw()
+        let connection = try await service.rawLoggedIn()
         try await connection.write(
             STXFrame(destination: 1, source: 9, bytes: [0x02, 3, 0, 0, 0, 0xC3, 0x28]),
             using: codec
@@ -76,7 +76,7 @@ struct NotesServiceBadInputTests {
         await service.stop()
     }
 
-    @Test("garbage instead of a start byte is answered outOfStep, then the server closes")
+    @Test("garbage instead of a start byte (before authenticating) is answered outOfStep, then the server closes")
     func garbageClosesTheConnection() async throws {
         let service = try await NotesServiceFixture()
         let connection = try await service.raw()
@@ -90,7 +90,7 @@ struct NotesServiceBadInputTests {
         await service.stop()
     }
 
-    @Test("a header announcing more than the server's limit is answered outOfStep at once, then closed")
+    @Test("a header announcing more than the server's limit (before authenticating) is answered outOfStep, then closed")
     func oversizedFrame() async throws {
         let service = try await NotesServiceFixture(maxPayloadLength: 1_024)
         let connection = try await service.raw()

@@ -6,7 +6,10 @@ import TetherNotes
 import TetherSockets
 import TetherStore
 
-@Suite("The notes service over loopback: a SQLite server, remote clients, watchers, bad input", .timeLimit(.minutes(2)))
+@Suite(
+    "The notes service over loopback: a SQLite server with accounts, logged-in clients, watchers",
+    .timeLimit(.minutes(2))
+)
 struct NotesServiceTests {
     @Test("add, list, edit, remove through the server, as the local store sees them")
     func crud() async throws {
@@ -72,7 +75,9 @@ struct NotesServiceTests {
 
     @Test("a thousand subscribed clients on one server each get a change")
     func aThousandSubscribers() async throws {
-        let service = try await NotesServiceFixture()
+        let service = try await NotesServiceFixture(
+            limits: NotesServerLimits(connectionsPerAddress: 1_100, connectionsPerUser: 1_100)
+        )
         let count = 1_000
         var clients: [RemoteNoteStore] = []
         var streams: [AsyncThrowingStream<NoteChange, any Error>] = []

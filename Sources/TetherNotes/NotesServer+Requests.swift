@@ -1,0 +1,117 @@
+import Logging
+import TetherConcurrency
+import TetherCore
+import TetherStore
+
+import struct Foundation.Date
+
+extension NotesServer {
+    func execute(
+        _ actions: [NotesServerSession.Action],
+        session: inout NotesServerSession,
+        binding: inout Binding,
+        id: UInt64,
+        outbox: NotesOutbox
+    ) async {
+        for action in actions {
+            switch action {
+            case .send(let frame):
+                await outbox.reply(frame)
+            case .perform(let requestID, let operation):
+                guard let space = binding.space else { continue }
+                let result = await perform(operation, on: space.dao)
+                let next = session.stored(requestID: requestID, result)
+                await execute(next, session: &session, binding: &binding, id: id, outbox: outbox)
+            case .authenticate(let requestID, let credentials):
+                let result = await authenticate(credentials, into: &binding)
+                let next = session.authenticated(requestID: requestID, result)
+                await execute(next, session: &session, binding: &binding, id: id, outbox: outbox)
+            case .subscribe(let destination, let source):
+                guard let space = binding.space else { continue }
+                space.hub.subscribe(id, destination: destination, source: source, outbox: outbox)
+            case .publish(let change):
+                // With a feed, the change comes back through it (once, in commit order).
+                if let space = binding.space, space.relay == nil { space.hub.publish(change) }
+            case .close:
+                outbox.finish()
+            }
+        }
+    }
+
+    /// Checks `credentials` (throttled per user and per address), binds the connection to the user's notes, and
+    /// joins the user's change feed.
+    private func authenticate(
+        _ credentials: NotesCredentials,
+        into binding: inout Binding
+    ) async -> Result<Void, NotesError> {
+        guard case .accounts(let accounts, let registry) = mode else {
+            return .failure(NotesError(code: .unknownMessage, message: "this server has no accounts"))
+        }
+        let refused = NotesError(code: .authenticationFailed, message: "authentication failed")
+        let keys: [NotesLoginThrottle.Key] = [.user(credentials.user), .address(binding.address)]
+        guard throttle.withLock({ $0.begin(keys, at: now()) }) else {
+            logger.debug("notes login of \(credentials.user) from \(binding.address) refused: throttled")
+            return .failure(refused)
+        }
+        let user: NotesUser?
+        do {
+            user = try await accounts.authenticate(credentials, now: Date())
+        } catch {
+            throttle.withLock { $0.finish(keys, succeeded: false, at: now()) }
+            logger.debug("notes login: the accounts failed: \(error)")
+            return .failure(refused)
+        }
+        throttle.withLock { $0.finish(keys, succeeded: user != nil, at: now()) }
+        guard let user else {
+            logger.debug("notes login of \(credentials.user) from \(binding.address) refused")
+            return .failure(refused)
+        }
+        guard counts.withLock({ $0.bind(user.name, limits: limits) }) else {
+            return .failure(NotesError(code: .limitExceeded, message: "too many connections of this user"))
+        }
+        binding.user = user.name
+        do {
+            let space = try await registry.space(of: user)
+            if let relay = space.relay {
+                try await relay.join()
+                binding.joinedRelay = relay
+            }
+            binding.space = space
+        } catch {
+            logger.debug("notes login of \(user.name): the notes cannot be opened: \(error)")
+            return .failure(NotesError(code: .storeFailure, message: "the notes cannot be opened"))
+        }
+        return .success(())
+    }
+
+    private func perform(
+        _ operation: NotesServerSession.Operation,
+        on dao: NoteDAO
+    ) async -> Result<NotesServerSession.StoreOutcome, NotesError> {
+        do {
+            switch operation {
+            case .list:
+                return .success(.notes(try await dao.findAll()))
+            case .add(let text):
+                let note = Note(content: text)
+                try await dao.create(note)
+                return .success(.changed(.added(note)))
+            case .edit(let id, let text):
+                guard var note = try await dao.findById(Note(id: id, content: "")) else {
+                    return .failure(NotesError(code: .notFound, message: "no note \(id.uuidString)"))
+                }
+                note.content = text
+                try await dao.modify(note)
+                return .success(.changed(.edited(note)))
+            case .remove(let id):
+                guard try await dao.remove(Note(id: id, content: "")) else {
+                    return .failure(NotesError(code: .notFound, message: "no note \(id.uuidString)"))
+                }
+                return .success(.changed(.removed(id)))
+            }
+        } catch {
+            logger.debug("notes store failed: \(error)")
+            return .failure(NotesError(code: .storeFailure, message: "\(error)"))
+        }
+    }
+}

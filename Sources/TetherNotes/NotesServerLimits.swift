@@ -1,0 +1,31 @@
+/// The limits a ``NotesServer`` holds each client to. Each one reached is answered with a typed error reply and a
+/// close (see <doc:NotesProtocol>).
+public struct NotesServerLimits: Sendable, Hashable {
+    /// Connections open at once from one client address (`.limitExceeded`); not applied by an anonymous server,
+    /// whose clients all come from loopback.
+    public var connectionsPerAddress: Int
+    /// Connections authenticated at once as one user (`.limitExceeded`).
+    public var connectionsPerUser: Int
+    /// Connections open at once in all (`.limitExceeded`).
+    public var connections: Int
+    /// The longest a connection may take to authenticate, from its accept (`.timedOut`).
+    public var authenticationTimeout: Duration
+    /// The longest wait for the next frame (the whole of it) from a connection that is not subscribed (`.timedOut`).
+    /// A subscribed connection may stay silent.
+    public var idleTimeout: Duration
+
+    /// Limits; the defaults suit a server with a few hundred users.
+    public init(
+        connectionsPerAddress: Int = 64,
+        connectionsPerUser: Int = 32,
+        connections: Int = 4_096,
+        authenticationTimeout: Duration = .seconds(10),
+        idleTimeout: Duration = .seconds(300)
+    ) {
+        self.connectionsPerAddress = connectionsPerAddress
+        self.connectionsPerUser = connectionsPerUser
+        self.connections = connections
+        self.authenticationTimeout = authenticationTimeout
+        self.idleTimeout = idleTimeout
+    }
+}
