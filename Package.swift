@@ -117,6 +117,7 @@ let package = Package(
             dependencies: [
                 "TetherConcurrency", "TetherCore", "TetherSockets", "TetherStore",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),

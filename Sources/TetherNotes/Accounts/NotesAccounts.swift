@@ -1,5 +1,6 @@
 import Crypto
 public import Foundation
+import NIOPosix
 public import TetherStore
 
 /// The users of a notes server, their credentials, and each one's own notes.
@@ -61,10 +62,9 @@ public final class NotesAccounts: Sendable {
                 throw NotesError(code: .invalidArgument, message: "a password has 1 to 1024 bytes")
             }
         }
-        let user = NotesUser(
-            name: name,
-            password: password.map { PasswordVerifier(password: $0, iterations: passwordIterations) }
-        )
+        var verifier: PasswordVerifier?
+        if let password { verifier = try await makeVerifier(of: password) }
+        let user = NotesUser(name: name, password: verifier)
         do {
             try await users.insert(user)
         } catch let error as StoreError where error.code == .duplicateID {
@@ -78,7 +78,7 @@ public final class NotesAccounts: Sendable {
     /// - Throws: ``NotesError`` `.notFound` when there is no such user.
     public func setPassword(_ password: String, of name: String) async throws {
         guard var user = try await users.fetchOne(id: name) else { throw Self.noUser(name) }
-        user.password = PasswordVerifier(password: password, iterations: passwordIterations)
+        user.password = try await makeVerifier(of: password)
         try await users.update(user)
     }
 
@@ -138,7 +138,11 @@ public final class NotesAccounts: Sendable {
         let user = try await users.fetchOne(id: credentials.user)
         switch credentials.secret {
         case .password(let password):
-            let verified = (user?.password ?? decoy).verifies(password)
+            // PBKDF2 takes a good fraction of a second at the default cost: it runs on NIO's blocking pool, never on
+            // the tasks' cooperative threads, which a burst of logins would otherwise hold (every other connection
+            // of the process waiting behind them).
+            let verifier = user?.password ?? decoy
+            let verified = try await NIOThreadPool.singleton.runIfActive { verifier.verifies(password) }
             return verified && user?.password != nil ? user : nil
         case .token(let token):
             guard let stored = try await tokens.fetchOne(id: Self.digest(token)), let user,
@@ -164,6 +168,14 @@ public final class NotesAccounts: Sendable {
         let notes = try await dao.findAll()
         for note in notes { try await store.upsert(note) }
         return notes.count
+    }
+
+    /// The verifier of a new password, derived on NIO's blocking pool (see ``authenticate(_:now:)``).
+    private func makeVerifier(of password: String) async throws -> PasswordVerifier {
+        let iterations = passwordIterations
+        return try await NIOThreadPool.singleton.runIfActive {
+            PasswordVerifier(password: password, iterations: iterations)
+        }
     }
 
     /// The SHA-256 of a token, lowercase hex.
