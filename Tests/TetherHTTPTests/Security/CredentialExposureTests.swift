@@ -1,6 +1,8 @@
 import Foundation
+import Logging
 import NIOHTTP1
 import Testing
+import TetherConcurrency
 import TetherTestSupport
 
 @testable import TetherHTTP
@@ -90,6 +92,19 @@ struct CredentialExposureTests {
             #expect(!"\(error.userInfo)".contains("s3cret"))
             #expect(!error.localizedDescription.contains("s3cret"))
         }
+    }
+
+    @Test func aURLsPasswordStaysOutOfTheLog() async throws {
+        let records = LockedBox<[String]>([])
+        var configuration = URLConnection.Configuration.uncached
+        configuration.logger = Logger(label: "test") { _ in CapturingLogHandler(records: records) }
+        let url = URL(string: "http://ann:s3cret@127.0.0.1:\(try closedPort())/x")!
+        await #expect(throws: URLError.self) {
+            _ = try await URLConnection.data(for: request(url), configuration: configuration)
+        }
+        let logged = records.withLock { $0 }
+        #expect(logged.contains { $0.contains("load failed") && $0.contains("ann@127.0.0.1") }, "\(logged)")
+        #expect(!logged.contains { $0.contains("s3cret") }, "\(logged)")
     }
 
     @Test func getPrintsNoPasswordOfTheURL() async throws {
