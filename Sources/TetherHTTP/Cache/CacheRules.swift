@@ -150,7 +150,9 @@ enum CacheRules {
         {
             return false
         }
-        let hasMaxAge = responseDirectives["max-age"].flatMap { Int($0) } != nil
+        let hasMaxAge =
+            responseDirectives["max-age"].flatMap { Int($0) } != nil
+            || (isShared && responseDirectives["s-maxage"].flatMap { Int($0) } != nil)
         let hasExpires = HeaderLookup.value("Expires", in: headers) != nil
         // Any other final status with explicit freshness (RFC 9111 §3); not 206 (no ranges) or 304.
         guard self.storableStatuses.contains(statusCode) else {
@@ -241,9 +243,13 @@ enum CacheRules {
         return HTTPDate.parse(text)
     }
 
-    /// Freshness lifetime in seconds: `max-age`, else `Expires − Date`; no heuristic freshness.
+    /// Freshness lifetime in seconds: `s-maxage` in a shared cache (RFC 9111 §5.2.2.10), else `max-age`, else
+    /// `Expires − Date`; no heuristic freshness.
     static func freshnessLifetime(_ entry: CacheEntry) -> TimeInterval {
         let directives = self.directives(entry.header("Cache-Control"))
+        if entry.isInSharedCache == true, let sharedMaxAge = directives["s-maxage"].flatMap({ Int($0) }) {
+            return TimeInterval(sharedMaxAge)
+        }
         if let maxAge = directives["max-age"].flatMap({ Int($0) }) { return TimeInterval(maxAge) }
         if let expiresText = entry.header("Expires") {
             guard let expires = self.parseDate(expiresText) else { return 0 }  // invalid Expires = already expired
@@ -295,7 +301,7 @@ enum CacheRules {
             return lifetime - age >= TimeInterval(minFresh) && lifetime > age
         }
         if lifetime > age { return true }
-        guard let maxStale = requestDirectives["max-stale"], responseDirectives["must-revalidate"] == nil else {
+        guard let maxStale = requestDirectives["max-stale"], !self.mustRevalidate(entry) else {
             return false
         }
         return maxStale.isEmpty || Int(maxStale).map { age - lifetime <= TimeInterval($0) } ?? false
@@ -317,9 +323,12 @@ enum CacheRules {
         return staleness > 0 && staleness <= TimeInterval(window)
     }
 
+    /// Whether a stale entry must be revalidated before it is served: `must-revalidate`, `no-cache`, and in a shared
+    /// cache also `proxy-revalidate` and `s-maxage` (RFC 9111 §5.2.2.8, §5.2.2.10).
     static func mustRevalidate(_ entry: CacheEntry) -> Bool {
         let directives = self.directives(entry.header("Cache-Control"))
-        return directives["must-revalidate"] != nil || directives["no-cache"] != nil
+        if directives["must-revalidate"] != nil || directives["no-cache"] != nil { return true }
+        return entry.isInSharedCache == true && (directives["proxy-revalidate"] != nil || directives["s-maxage"] != nil)
     }
 
     /// What an unsafe request that succeeded invalidates besides its own URL (RFC 9111 §4.4): the URLs in the

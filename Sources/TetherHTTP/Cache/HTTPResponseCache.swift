@@ -17,8 +17,8 @@ public import FoundationNetworking
 /// no `private` response, no response that sets a cookie, and no response to a request that carried `Authorization`
 /// (its own or a challenge's) or a `Cookie` header of its own unless the response says `public`, `s-maxage` or
 /// `must-revalidate`. The cookies a load adds from `HTTPCookieStorage.shared` do not count: that storage is the
-/// process's, the same for every load. A cache made with `isPrivate: true` serves one user and stores those too
-/// (RFC 9111 §3.5).
+/// process's, the same for every load. A shared cache's freshness follows `s-maxage` and `proxy-revalidate`. A cache
+/// made with `isPrivate: true` serves one user and stores those too (RFC 9111 §3.5).
 ///
 /// Disk entries are written atomically, readable by their owner only (the folder Tether creates is 0700, each file
 /// 0600), and found again by a later instance on the same directory.
@@ -183,6 +183,7 @@ public final class HTTPResponseCache: Sendable {
     func store(_ entry: CacheEntry, allowsDisk: Bool = true) {
         var entry = entry
         entry.headers = CacheRules.storedHeaders(entry.headers)
+        entry.isInSharedCache = !self.isPrivate
         let key = CacheRules.key(for: entry.url)
         let cost = entry.cost
         self.state.withLock { state in

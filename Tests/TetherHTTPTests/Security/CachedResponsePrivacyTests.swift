@@ -79,6 +79,23 @@ struct CachedResponsePrivacyTests {
         }
     }
 
+    @Test func aSharedCacheRevalidatesAnAuthenticatedResponseAsSMaxageSays() async throws {
+        // `s-maxage` lets a shared cache keep the response, and makes it stale at once for that cache (while a
+        // private cache could use it for ten minutes): the next user's request goes to the origin.
+        let configuration = URLConnection.Configuration(responseCache: HTTPResponseCache())
+        try await withScriptedOrigin(Self.echoCredentials("max-age=600, s-maxage=0")) { origin in
+            var bodies: [String] = []
+            for token in ["A", "B"] {
+                var bearer = request(origin.url("/shared"))
+                bearer.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+                let (data, _) = try await URLConnection.data(for: bearer, configuration: configuration)
+                bodies.append(String(decoding: data, as: UTF8.self))
+            }
+            #expect(bodies == ["cookie=|authorization=Bearer A", "cookie=|authorization=Bearer B"])
+            #expect(origin.requests(to: "/shared").count == 2)
+        }
+    }
+
     @Test func aPrivateCacheStoresAnAuthenticatedResponse() async throws {
         let configuration = URLConnection.Configuration(responseCache: HTTPResponseCache(isPrivate: true))
         try await withScriptedOrigin(Self.echoCredentials("max-age=60")) { origin in

@@ -41,6 +41,37 @@ struct SharedCacheRulesTests {
         )
     }
 
+    @Test(
+        arguments: [
+            // Cache-Control, in a shared cache?, lifetime, must revalidate when stale?
+            ("max-age=600, s-maxage=5", true, 5.0, true),
+            ("max-age=600, s-maxage=5", false, 600.0, false),
+            ("max-age=600, proxy-revalidate", true, 600.0, true),
+            ("max-age=600, proxy-revalidate", false, 600.0, false),
+            ("max-age=600, must-revalidate", false, 600.0, true),
+        ]
+    )
+    func aSharedCacheFollowsSMaxageAndProxyRevalidate(
+        cacheControl: String,
+        isShared: Bool,
+        lifetime: Double,
+        mustRevalidate: Bool
+    ) {
+        var entry = CacheEntry(
+            url: URL(string: "http://example.test/")!,
+            statusCode: 200,
+            headers: ["Cache-Control": cacheControl],
+            body: Data(),
+            requestDate: Date(),
+            responseDate: Date(),
+            varyValues: [:],
+            storagePolicy: 0
+        )
+        entry.isInSharedCache = isShared
+        #expect(CacheRules.freshnessLifetime(entry) == lifetime)
+        #expect(CacheRules.mustRevalidate(entry) == mustRevalidate)
+    }
+
     @Test func varyIsMatchedAgainstTheRequestAsSent() {
         let url = URL(string: "http://example.test/")!
         var sentA = URLRequest(url: url)
