@@ -26,25 +26,37 @@ struct CookieRules {
     /// is not `Secure` unless the URL is https, and it has not expired.
     func shouldSend(_ cookie: HTTPCookie, to url: URL) -> Bool {
         guard let host = url.host?.lowercased(), !host.isEmpty else { return false }
-        if cookie.isSecure && url.scheme?.lowercased() != "https" { return false }
+        return self.shouldSend(
+            cookie,
+            host: host,
+            path: Self.requestPath(of: url),
+            isHTTPS: url.scheme?.lowercased() == "https"
+        )
+    }
+
+    /// The cookies of `cookies` that a request to `url` carries, longest path first (§5.4 step 2).
+    func cookies(_ cookies: [HTTPCookie], for url: URL) -> [HTTPCookie] {
+        guard let host = url.host?.lowercased(), !host.isEmpty else { return [] }
+        let path = Self.requestPath(of: url)
+        let isHTTPS = url.scheme?.lowercased() == "https"
+        let chosen = cookies.filter { self.shouldSend($0, host: host, path: path, isHTTPS: isHTTPS) }
+        guard chosen.count > 1 else { return chosen }
+        return chosen.enumerated().sorted { lhs, rhs in
+            lhs.element.path.count != rhs.element.path.count
+                ? lhs.element.path.count > rhs.element.path.count : lhs.offset < rhs.offset
+        }.map(\.element)
+    }
+
+    private func shouldSend(_ cookie: HTTPCookie, host: String, path: String, isHTTPS: Bool) -> Bool {
+        if cookie.isSecure && !isHTTPS { return false }
         if let expires = cookie.expiresDate, expires <= self.now { return false }
-        guard Self.pathMatches(Self.requestPath(of: url), cookiePath: cookie.path) else { return false }
+        guard Self.pathMatches(path, cookiePath: cookie.path) else { return false }
         let domain = cookie.domain.lowercased()
         if domain.hasPrefix(".") {
             let name = String(domain.dropFirst())
             return !Self.isPublicSuffix(name) && Self.domainMatches(host: host, domain: name)
         }
         return Self.normalizedHost(host) == Self.normalizedHost(domain)
-    }
-
-    /// The cookies of `cookies` that a request to `url` carries, longest path first (§5.4 step 2).
-    func cookies(_ cookies: [HTTPCookie], for url: URL) -> [HTTPCookie] {
-        let chosen = cookies.filter { self.shouldSend($0, to: url) }
-        guard chosen.count > 1 else { return chosen }
-        return chosen.enumerated().sorted { lhs, rhs in
-            lhs.element.path.count != rhs.element.path.count
-                ? lhs.element.path.count > rhs.element.path.count : lhs.offset < rhs.offset
-        }.map(\.element)
     }
 
     // MARK: - Storing (§5.3)
