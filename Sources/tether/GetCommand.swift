@@ -80,7 +80,7 @@ struct GetCommand: AsyncParsableCommand {
             let status = transaction.response.map { "\($0.statusCode)" } ?? "-"
             let source = transaction.resourceFetchType == .localCache ? "cache" : transaction.networkProtocolName ?? "-"
             return "metrics: \(index + 1) \(transaction.request.httpMethod ?? "GET") "
-                + "\(transaction.request.url?.absoluteString ?? "-") \(status) \(source) "
+                + "\(transaction.request.url.map { Self.withoutPassword($0.absoluteString) } ?? "-") \(status) \(source) "
                 + "start \(ms(transaction.fetchStartDate)) sent \(ms(transaction.requestStartDate)) "
                 + "first-byte \(ms(transaction.responseStartDate)) end \(ms(transaction.responseEndDate)) ms, "
                 + "\(transaction.countOfRequestBodyBytesSent) bytes out, \(transaction.countOfResponseBodyBytesReceived) in"
@@ -90,6 +90,14 @@ struct GetCommand: AsyncParsableCommand {
                 + "\(metrics.redirectCount) redirects"
         )
         return lines
+    }
+
+    /// `url` with the password of its user info left out (`http://ann:secret@h/` → `http://ann@h/`): what the
+    /// command prints never shows one.
+    static func withoutPassword(_ url: String) -> String {
+        guard var components = URLComponents(string: url), components.password != nil else { return url }
+        components.password = nil
+        return components.string ?? url
     }
 
     static func split(_ header: String) -> (String, String)? {
@@ -143,7 +151,8 @@ struct GetCommand: AsyncParsableCommand {
                 guard (200..<300).contains(status) else { throw ExitCode.failure }
             }
         } catch let error as URLError {
-            Terminal.error("error: \(error.localizedDescription) (\(error.failingURL?.absoluteString ?? self.url))")
+            let url = Self.withoutPassword(error.failingURL?.absoluteString ?? self.url)
+            Terminal.error("error: \(error.localizedDescription) (\(url))")
             throw ExitCode.failure
         }
     }

@@ -47,7 +47,7 @@ struct HTTPLoadMachineTests {
         case .askToFollow(let request, let response):
             "ask to follow \(response.statusCode) to \(request.httpMethod ?? "GET") \(request.url!.absoluteString)"
         case .askForCredential(let question):
-            "ask for a credential: \(question.isProxy ? "proxy " : "")\(question.challenge.authenticationMethod)"
+            "ask for a credential: \(question.challenge.authenticationMethod)"
                 + " after \(question.previousFailureCount) failures"
         case .askCredentialStorage: "ask whether to use the credential storage"
         case .serveRevalidated(let entry): "serve revalidated, ETag \(entry.header("ETag") ?? "-")"
@@ -216,16 +216,55 @@ struct HTTPLoadMachineTests {
         )
     }
 
-    @Test func aProxyChallengeIsAnsweredWithProxyAuthorization() {
+    @Test func a407FromTheOriginFailsTheLoadWithoutAskingForAProxyCredential() {
         var (machine, _) = Self.started(Self.request())
-        #expect(
-            Self.received(&machine, 407, challenges: ["Basic realm=\"proxy\""])
-                == "ask for a credential: proxy NSURLAuthenticationMethodHTTPBasic after 0 failures"
-        )
+        #expect(Self.received(&machine, 407, challenges: ["Basic realm=\"proxy\""]) == "fail -1011")
+    }
+
+    @Test func challengesStopBeingAskedAfterTheMaximumNumberOfRounds() {
+        var (machine, _) = Self.started(Self.request())
         let credential = URLCredential(user: "p", password: "q", persistence: .none)
+        for round in 0..<HTTPLoadMachine.maximumAuthenticationRounds {
+            let asked = Self.received(&machine, 401, challenges: ["Basic realm=\"r\""])
+            #expect(asked == "ask for a credential: NSURLAuthenticationMethodHTTPBasic after \(round) failures")
+            _ = machine.credential(.useCredential(credential))
+        }
         #expect(
-            Self.describe(machine.credential(.useCredential(credential)))
-                == "send GET http://example.test/notes Proxy-Authorization: Basic cDpx"
+            Self.received(&machine, 401, challenges: ["Basic realm=\"r\""])
+                == "deliver the response to http://example.test/notes"
+        )
+    }
+
+    @Test func aStaleNonceIsForgivenOnceInARow() {
+        var (machine, _) = Self.started(Self.request())
+        let credential = URLCredential(user: "p", password: "q", persistence: .none)
+        var failures: [Int] = []
+        for index in 0..<4 {
+            let stale = index == 0 ? "" : ", stale=true"
+            let asked = Self.received(&machine, 401, challenges: ["Digest realm=\"r\", nonce=\"n\(index)\"\(stale)"])
+            failures.append(Int(asked.split(separator: " ").dropLast().last ?? "") ?? -1)
+            _ = machine.credential(.useCredential(credential))
+        }
+        #expect(failures == [0, 0, 1, 1])
+    }
+
+    @Test func theProtectionSpaceKeyIncludesTheScheme() {
+        // The same host and port over http and https are two protection spaces: a failure over one is not
+        // counted against the other.
+        var (machine, _) = Self.started(Self.request(URL(string: "http://example.test:8443/notes")!))
+        let credential = URLCredential(user: "p", password: "q", persistence: .none)
+        _ = Self.received(&machine, 401, challenges: ["Basic realm=\"r\""])
+        _ = machine.credential(.useCredential(credential))
+        #expect(
+            Self.received(&machine, 401, challenges: ["Basic realm=\"r\""])
+                == "ask for a credential: NSURLAuthenticationMethodHTTPBasic after 1 failures"
+        )
+        _ = machine.credential(.useCredential(credential))
+        _ = Self.received(&machine, 302, ["Location": "https://example.test:8443/notes"])
+        _ = machine.redirect(decided: Self.request(URL(string: "https://example.test:8443/notes")!))
+        #expect(
+            Self.received(&machine, 401, challenges: ["Basic realm=\"r\""])
+                == "ask for a credential: NSURLAuthenticationMethodHTTPBasic after 0 failures"
         )
     }
 

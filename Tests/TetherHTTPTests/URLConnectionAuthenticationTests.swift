@@ -72,19 +72,6 @@ struct URLConnectionAuthenticationTests {
         #expect(delegate.events.suffix(3) == [.response(status: 401, expectedLength: 6), .data(6), .finished])
     }
 
-    @Test func aProxyChallengeIsAnsweredWithProxyAuthorization() async throws {
-        let delegate = RecordingDelegate()
-        delegate.onChallenge = { connection, challenge in
-            #expect(challenge.protectionSpace.isProxy())
-            connection.answer(
-                challenge,
-                with: .useCredential(URLCredential(user: "pu", password: "pp", persistence: .none))
-            )
-        }
-        try await load(request(self.server.url("/proxyauth")), delegate: delegate)
-        #expect(String(decoding: delegate.body, as: UTF8.self) == "proxy ok")
-    }
-
     @Test(arguments: ["MD5", "SHA-256"])
     func digestChallengesAreAnswered(algorithm: String) async throws {
         let delegate = RecordingDelegate()

@@ -99,11 +99,11 @@ struct URLConnectionProxyTests {
             ("http://nota.test/", ["http_proxy": "p:1", "no_proxy": "a.test"], "http://p:1"),
             ("http://127.0.0.1:8080/", ["http_proxy": "p:1", "NO_PROXY": "127.0.0.1"], "none"),
             ("http://a.test/", ["http_proxy": "p:1", "no_proxy": "*"], "none"),
-            ("http://a.test/", ["http_proxy": "ftp://p:1"], "none"),
+            ("http://a.test/", ["http_proxy": "ftp://p:1", "no_proxy": "a.test"], "none"),
         ] as [(String, [String: String], String)]
     )
-    func theEnvironmentIsReadAsCurlReadsIt(url: String, environment: [String: String], expected: String) {
-        let chosen = ProxyRules.proxy(
+    func theEnvironmentIsReadAsCurlReadsIt(url: String, environment: [String: String], expected: String) throws {
+        let chosen = try ProxyRules.proxy(
             for: URL(string: url)!,
             explicit: nil,
             usesEnvironment: true,
@@ -112,13 +112,14 @@ struct URLConnectionProxyTests {
         #expect(chosen?.description ?? "none" == expected)
     }
 
-    @Test func theEnvironmentIsOptInAndAnExplicitProxyWins() {
+    @Test func theEnvironmentIsOptInAndAnExplicitProxyWins() throws {
         let environment = ["http_proxy": "p:1"]
         let url = URL(string: "http://a.test/")!
-        #expect(ProxyRules.proxy(for: url, explicit: nil, usesEnvironment: false, environment: environment) == nil)
+        #expect(try ProxyRules.proxy(for: url, explicit: nil, usesEnvironment: false, environment: environment) == nil)
         let explicit = URLConnection.Proxy(.socks5, host: "s", port: 5)
         #expect(
-            ProxyRules.proxy(for: url, explicit: explicit, usesEnvironment: true, environment: environment) == explicit
+            try ProxyRules.proxy(for: url, explicit: explicit, usesEnvironment: true, environment: environment)
+                == explicit
         )
     }
 

@@ -16,14 +16,19 @@ struct AuthenticationState {
     private var failures: [String: Int] = [:]
     var triedURLCredential: Set<String> = []
     var triedStorage: Set<String> = []
-    private(set) var headerName = "Authorization"
     private var activeSpaceKey: String?
+    /// The spaces whose last rejection was forgiven as a stale nonce.
+    private var forgivenStale: Set<String> = []
 
     /// Records a challenge for `spaceKey` and returns its previous failure count.
     mutating func recordChallenge(spaceKey: String, challenge: HTTPAuthChallenge) -> Int {
         if self.activeSpaceKey == spaceKey, self.active != nil {
-            // The credential we sent for this space was rejected (a stale Digest nonce is not a failure).
-            if challenge.parameters["stale"]?.lowercased() != "true" {
+            // The credential we sent for this space was rejected. A stale Digest nonce is not a failure the first
+            // time in a row: a server that calls every answer stale is rejecting the credential.
+            if challenge.parameters["stale"]?.lowercased() == "true", !self.forgivenStale.contains(spaceKey) {
+                self.forgivenStale.insert(spaceKey)
+            } else {
+                self.forgivenStale.remove(spaceKey)
                 self.failures[spaceKey, default: 0] += 1
             }
             self.active = nil
@@ -32,10 +37,8 @@ struct AuthenticationState {
         return self.failures[spaceKey, default: 0]
     }
 
-    mutating func activate(challenge: HTTPAuthChallenge, isProxy: Bool, origin: String?, user: String, password: String)
-    {
+    mutating func activate(challenge: HTTPAuthChallenge, origin: String?, user: String, password: String) {
         self.active = Active(challenge: challenge, origin: origin, user: user, password: password)
-        self.headerName = isProxy ? "Proxy-Authorization" : "Authorization"
     }
 
     mutating func forgetActiveCredential() {

@@ -16,6 +16,9 @@ struct CacheEntry: Codable, Sendable {
     var storagePolicy: Int
     /// The protocol version the response arrived with; nil in entries stored before it was kept (HTTP/1.1).
     var httpVersion: String? = nil
+    /// True when a shared cache keeps the entry (``HTTPResponseCache/isPrivate`` false): its freshness then follows
+    /// `s-maxage` and `proxy-revalidate`. Set by the cache when it stores the entry.
+    var isInSharedCache: Bool? = nil
 
     var cost: Int {
         self.body.count + self.headers.reduce(256) { $0 + $1.key.utf8.count + $1.value.utf8.count }

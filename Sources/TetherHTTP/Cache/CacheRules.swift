@@ -110,7 +110,20 @@ enum CacheRules {
         return nil
     }
 
-    static func isStorable(request: URLRequest, statusCode: Int, headers: [String: String]) -> Bool {
+    /// Whether a response may be stored.
+    ///
+    /// - Parameters:
+    ///   - request: The request, with the `Authorization` the load added for a challenge.
+    ///   - isShared: True for a cache that serves more than one user (RFC 9111's shared cache): it stores no
+    ///     `private` response and no response that sets a cookie, and a response to a request that carried
+    ///     `Authorization` or `Cookie` only when the response says `public`, `s-maxage` or `must-revalidate`
+    ///     (RFC 9111 §3.5; Tether treats a `Cookie` header of the request as a credential).
+    static func isStorable(
+        request: URLRequest,
+        statusCode: Int,
+        headers: [String: String],
+        isShared: Bool = false
+    ) -> Bool {
         guard HTTPLoad.method(of: request) == "GET" else { return false }
         // Storing needs max-age, Expires or a validator: a response with none of their headers (the common case)
         // is decided in one pass over its names, without parsing any directive.
@@ -129,12 +142,17 @@ enum CacheRules {
         } else if responseDirectives["no-store"] != nil {
             return false
         }
+        if isShared, !self.sharedCacheMayStore(request: request, headers: headers, directives: responseDirectives) {
+            return false
+        }
         if let vary = HeaderLookup.value("Vary", in: headers),
             vary.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == "*" })
         {
             return false
         }
-        let hasMaxAge = responseDirectives["max-age"].flatMap { Int($0) } != nil
+        let hasMaxAge =
+            responseDirectives["max-age"].flatMap { Int($0) } != nil
+            || (isShared && responseDirectives["s-maxage"].flatMap { Int($0) } != nil)
         let hasExpires = HeaderLookup.value("Expires", in: headers) != nil
         // Any other final status with explicit freshness (RFC 9111 §3); not 206 (no ranges) or 304.
         guard self.storableStatuses.contains(statusCode) else {
@@ -144,6 +162,20 @@ enum CacheRules {
         let hasValidator =
             HeaderLookup.value("ETag", in: headers) != nil || HeaderLookup.value("Last-Modified", in: headers) != nil
         return hasMaxAge || hasExpires || hasValidator
+    }
+
+    /// The shared-cache rules of ``isStorable(request:statusCode:headers:isShared:)``.
+    private static func sharedCacheMayStore(
+        request: URLRequest,
+        headers: [String: String],
+        directives: [String: String]
+    ) -> Bool {
+        if directives["private"] != nil || HeaderLookup.value("Set-Cookie", in: headers) != nil { return false }
+        let carriesCredentials =
+            request.value(forHTTPHeaderField: "Authorization") != nil
+            || request.value(forHTTPHeaderField: "Cookie") != nil
+        guard carriesCredentials else { return true }
+        return ["public", "s-maxage", "must-revalidate"].contains { directives[$0] != nil }
     }
 
     /// The hop-by-hop fields a cache must not store (RFC 9111 §3.1): `Connection` and the fields it names,
@@ -167,22 +199,35 @@ enum CacheRules {
             .filter { !$0.isEmpty }
     }
 
+    /// The request fields that carry secrets: an entry keeps a digest of their values, never the values (a disk
+    /// entry would otherwise hold a user's token or session cookie).
+    static let secretFieldNames: Set<String> = ["authorization", "proxy-authorization", "cookie"]
+
+    /// The values of the request fields named by `Vary`, as an entry keeps them: normalised, and for
+    /// ``secretFieldNames`` a SHA-256 digest.
     static func varyValues(for request: URLRequest, headers: [String: String]) -> [String: String] {
         var values: [String: String] = [:]
         for name in self.varyNames(headers) {
-            values[name] = request.value(forHTTPHeaderField: name) ?? ""
+            values[name] = self.keptVaryValue(name: name, request.value(forHTTPHeaderField: name) ?? "")
         }
         return values
     }
 
     static func matchesVary(_ entry: CacheEntry, request: URLRequest) -> Bool {
         for name in self.varyNames(entry.headers)
-        where self.normalizedList(request.value(forHTTPHeaderField: name) ?? "")
+        where self.keptVaryValue(name: name, request.value(forHTTPHeaderField: name) ?? "")
             != self.normalizedList(entry.varyValues[name] ?? "")
         {
             return false
         }
         return true
+    }
+
+    /// `value` of the field `name` (lower case) as an entry keeps it.
+    private static func keptVaryValue(name: String, _ value: String) -> String {
+        let normalized = self.normalizedList(value)
+        guard !normalized.isEmpty, self.secretFieldNames.contains(name) else { return normalized }
+        return "sha256:" + Digests.hex(Digests.sha256(Array(normalized.utf8)))
     }
 
     /// A field value with the whitespace around its commas and at its ends removed: the same list whether it came
@@ -198,9 +243,13 @@ enum CacheRules {
         return HTTPDate.parse(text)
     }
 
-    /// Freshness lifetime in seconds: `max-age`, else `Expires − Date`; no heuristic freshness.
+    /// Freshness lifetime in seconds: `s-maxage` in a shared cache (RFC 9111 §5.2.2.10), else `max-age`, else
+    /// `Expires − Date`; no heuristic freshness.
     static func freshnessLifetime(_ entry: CacheEntry) -> TimeInterval {
         let directives = self.directives(entry.header("Cache-Control"))
+        if entry.isInSharedCache == true, let sharedMaxAge = directives["s-maxage"].flatMap({ Int($0) }) {
+            return TimeInterval(sharedMaxAge)
+        }
         if let maxAge = directives["max-age"].flatMap({ Int($0) }) { return TimeInterval(maxAge) }
         if let expiresText = entry.header("Expires") {
             guard let expires = self.parseDate(expiresText) else { return 0 }  // invalid Expires = already expired
@@ -252,7 +301,7 @@ enum CacheRules {
             return lifetime - age >= TimeInterval(minFresh) && lifetime > age
         }
         if lifetime > age { return true }
-        guard let maxStale = requestDirectives["max-stale"], responseDirectives["must-revalidate"] == nil else {
+        guard let maxStale = requestDirectives["max-stale"], !self.mustRevalidate(entry) else {
             return false
         }
         return maxStale.isEmpty || Int(maxStale).map { age - lifetime <= TimeInterval($0) } ?? false
@@ -274,9 +323,12 @@ enum CacheRules {
         return staleness > 0 && staleness <= TimeInterval(window)
     }
 
+    /// Whether a stale entry must be revalidated before it is served: `must-revalidate`, `no-cache`, and in a shared
+    /// cache also `proxy-revalidate` and `s-maxage` (RFC 9111 §5.2.2.8, §5.2.2.10).
     static func mustRevalidate(_ entry: CacheEntry) -> Bool {
         let directives = self.directives(entry.header("Cache-Control"))
-        return directives["must-revalidate"] != nil || directives["no-cache"] != nil
+        if directives["must-revalidate"] != nil || directives["no-cache"] != nil { return true }
+        return entry.isInSharedCache == true && (directives["proxy-revalidate"] != nil || directives["s-maxage"] != nil)
     }
 
     /// What an unsafe request that succeeded invalidates besides its own URL (RFC 9111 §4.4): the URLs in the
@@ -292,13 +344,35 @@ enum CacheRules {
         }
     }
 
-    /// The cache key: the URL without its fragment.
+    /// The cache key: the URL without its fragment, its user info and its scheme's default port, with the scheme and
+    /// host in lower case (`http://H:80/x#f` and `http://h/x` are one resource).
     static func key(for url: URL) -> String {
-        // Without a fragment the key is the URL itself: no parse per lookup.
+        // A canonical URL without a fragment (the common case) is the key itself: no parse per lookup.
         let absolute = url.absoluteString
-        if !absolute.utf8.contains(UInt8(ascii: "#")) { return absolute }
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url.absoluteString }
+        if !absolute.utf8.contains(UInt8(ascii: "#")), HTTPLoad.isCanonical(absolute),
+            !self.mayHaveDefaultPort(absolute)
+        {
+            return absolute
+        }
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return absolute }
         components.fragment = nil
-        return components.string ?? url.absoluteString
+        components.user = nil
+        components.password = nil
+        components.scheme = components.scheme?.lowercased()
+        components.host = components.host?.lowercased()
+        if let port = components.port,
+            (components.scheme == "http" && port == 80) || (components.scheme == "https" && port == 443)
+        {
+            components.port = nil
+        }
+        if components.path.isEmpty { components.path = "/" }
+        return components.string ?? absolute
+    }
+
+    /// Whether the authority of an absolute URL string ends in `:80` or `:443`.
+    private static func mayHaveDefaultPort(_ absolute: String) -> Bool {
+        guard let start = absolute.range(of: "://")?.upperBound else { return false }
+        let authority = absolute[start...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        return authority.hasSuffix(":80") || authority.hasSuffix(":443")
     }
 }

@@ -5,13 +5,23 @@ import TetherConcurrency
 public import FoundationNetworking
 #endif
 
-/// A response cache with the RFC 9111 private-cache basics, in memory and optionally on disk
+/// A response cache with the RFC 9111 basics, in memory and optionally on disk
 /// (Linux's `URLCache` is never populated by HTTP loads).
 ///
 /// ``URLConnection`` consults it according to each request's `cachePolicy`. Only `GET` responses with a
 /// cacheable status and `max-age`, `Expires` or a validator, or with another final status and `max-age` or
 /// `Expires`, are stored; `no-store` (without `must-understand`) and `Vary: *` never are, nor hop-by-hop fields.
-/// Disk entries are written atomically and found again by a later instance on the same directory.
+/// `Vary` is matched against the request as it was sent, with the cookies and credential the load added.
+///
+/// A cache is shared (the default, and ``shared``): it may serve every configuration of the process, so it stores
+/// no `private` response, no response that sets a cookie, and no response to a request that carried `Authorization`
+/// (its own or a challenge's) or a `Cookie` header of its own unless the response says `public`, `s-maxage` or
+/// `must-revalidate`. The cookies a load adds from `HTTPCookieStorage.shared` do not count: that storage is the
+/// process's, the same for every load. A shared cache's freshness follows `s-maxage` and `proxy-revalidate`. A cache
+/// made with `isPrivate: true` serves one user and stores those too (RFC 9111 §3.5).
+///
+/// Disk entries are written atomically, readable by their owner only (the folder Tether creates is 0700, each file
+/// 0600), and found again by a later instance on the same directory.
 ///
 /// ```swift
 /// let cache = HTTPResponseCache(memoryCapacity: 1 << 20, diskCapacity: 32 << 20, directory: cacheURL)
@@ -37,21 +47,34 @@ public final class HTTPResponseCache: Sendable {
     public let memoryCapacity: Int
     /// The disk budget in bytes.
     public let diskCapacity: Int
+    /// Whether the cache serves one user only (RFC 9111's private cache); false for a cache shared by every load of
+    /// the process, which keeps no response for one user from another.
+    public let isPrivate: Bool
+    /// The keys whose background revalidation (`stale-while-revalidate`) is under way: one at a time per key.
+    private let revalidating = LockedBox<Set<String>>([])
 
     /// Creates a cache.
     ///
     /// - Parameters:
     ///   - memoryCapacity: Bytes kept in memory (default 4 MiB).
     ///   - diskCapacity: Bytes kept on disk (default 0 = no disk).
-    ///   - directory: The folder for disk entries; required when `diskCapacity > 0`. Created if missing.
-    public init(memoryCapacity: Int = 4 << 20, diskCapacity: Int = 0, directory: URL? = nil) {
+    ///   - directory: The folder for disk entries; required when `diskCapacity > 0`. Created if missing, readable by
+    ///     its owner only (0700); a folder that exists keeps its permissions.
+    ///   - isPrivate: True for a cache that serves one user: it also stores `private` responses, responses that set
+    ///     cookies and responses to requests with credentials. Default false (a shared cache).
+    public init(memoryCapacity: Int = 4 << 20, diskCapacity: Int = 0, directory: URL? = nil, isPrivate: Bool = false) {
         precondition(memoryCapacity >= 0 && diskCapacity >= 0, "cache capacities must not be negative")
         precondition(diskCapacity == 0 || directory != nil, "a disk cache needs a directory")
         self.memoryCapacity = memoryCapacity
         self.diskCapacity = diskCapacity
+        self.isPrivate = isPrivate
         self.directory = diskCapacity > 0 ? directory : nil
         if let directory = self.directory {
-            try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try? FileManager.default.createDirectory(
+                at: directory,
+                withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700]
+            )
         }
     }
 
@@ -84,9 +107,14 @@ public final class HTTPResponseCache: Sendable {
         for case (let name as String, let value as String) in response.allHeaderFields {
             headers[name] = value
         }
-        guard CacheRules.isStorable(request: request, statusCode: response.statusCode, headers: headers) else {
-            return
-        }
+        guard
+            CacheRules.isStorable(
+                request: request,
+                statusCode: response.statusCode,
+                headers: headers,
+                isShared: !self.isPrivate
+            )
+        else { return }
         let now = Date()
         let entry = CacheEntry(
             url: url,
@@ -121,7 +149,10 @@ public final class HTTPResponseCache: Sendable {
     // MARK: - Internal API used by loads
 
     /// The Vary-matched entry, from memory or disk (a corrupt disk entry is deleted and reported as a miss).
-    func entry(for request: URLRequest) -> CacheEntry? {
+    ///
+    /// - Parameter asSent: Makes the request as it would be sent (with the headers the load adds), against which
+    ///   `Vary` is matched; called only for an entry that has a `Vary`.
+    func entry(for request: URLRequest, asSent: (URLRequest) -> URLRequest = { $0 }) -> CacheEntry? {
         guard let url = request.url else { return nil }
         let key = CacheRules.key(for: url)
         let entry =
@@ -131,8 +162,19 @@ public final class HTTPResponseCache: Sendable {
                 state.order[key] = state.clock
                 return entry
             } ?? self.readFromDisk(key: key)
-        guard let entry, CacheRules.matchesVary(entry, request: request) else { return nil }
-        return entry
+        guard let entry else { return nil }
+        if CacheRules.varyNames(entry.headers).isEmpty { return entry }
+        return CacheRules.matchesVary(entry, request: asSent(request)) ? entry : nil
+    }
+
+    /// Claims the background revalidation of `key`: false when one is already under way.
+    func beginRevalidation(key: String) -> Bool {
+        self.revalidating.withLock { $0.insert(key).inserted }
+    }
+
+    /// Ends the background revalidation of `key`.
+    func endRevalidation(key: String) {
+        _ = self.revalidating.withLock { $0.remove(key) }
     }
 
     /// True when entries are also written to disk.
@@ -141,6 +183,7 @@ public final class HTTPResponseCache: Sendable {
     func store(_ entry: CacheEntry, allowsDisk: Bool = true) {
         var entry = entry
         entry.headers = CacheRules.storedHeaders(entry.headers)
+        entry.isInSharedCache = !self.isPrivate
         let key = CacheRules.key(for: entry.url)
         let cost = entry.cost
         self.state.withLock { state in
@@ -204,7 +247,7 @@ public final class HTTPResponseCache: Sendable {
                 try? FileManager.default.removeItem(at: url)
                 return
             }
-            try? encoded.write(to: url, options: .atomic)
+            Self.writeOwnerOnly(encoded, to: url)
             var files = self.diskFiles().sorted { $0.date < $1.date }
             var usage = files.reduce(0) { $0 + $1.size }
             while usage > self.diskCapacity, !files.isEmpty {
@@ -217,6 +260,28 @@ public final class HTTPResponseCache: Sendable {
                 usage -= oldest.size
             }
         }
+    }
+
+    /// Writes `data` to `url` atomically (a temporary file renamed over it), the file readable by its owner only
+    /// (0600) from the moment it exists; a failure leaves no file.
+    private static func writeOwnerOnly(_ data: Data, to url: URL) {
+        let temporary = url.path + ".\(UUID().uuidString).tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        var written = 0
+        let complete = data.withUnsafeBytes { bytes -> Bool in
+            while written < bytes.count {
+                let result = write(fd, bytes.baseAddress! + written, bytes.count - written)
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                written += result
+            }
+            return true
+        }
+        close(fd)
+        if !complete || rename(temporary, url.path) != 0 { unlink(temporary) }
     }
 
     private func readFromDisk(key: String) -> CacheEntry? {

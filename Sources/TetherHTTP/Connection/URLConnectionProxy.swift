@@ -43,11 +43,15 @@ extension URLConnection {
 
         /// A proxy from a URL as curl reads them: `http://[user:password@]host[:port]` (port 1080 when not given,
         /// as curl), `socks5://host[:port]` or `socks5h://host[:port]` (1080), or a bare `host[:port]` (HTTP).
-        /// - Throws: `URLError(.badURL)` for another scheme, no host, or a bad port.
+        /// - Throws: `URLError(.badURL)` for another scheme, no host, or a bad port (its message shows the URL
+        ///   without its password).
         public init(url string: String) throws {
             let text = string.contains("://") ? string : "http://" + string
             guard let components = URLComponents(string: text), let host = components.host, !host.isEmpty else {
-                throw URLError(.badURL, userInfo: [NSLocalizedDescriptionKey: "not a proxy URL: \(string)"])
+                throw URLError(
+                    .badURL,
+                    userInfo: [NSLocalizedDescriptionKey: "not a proxy URL: \(Redaction.url(string))"]
+                )
             }
             let kind: Kind
             switch components.scheme?.lowercased() {
@@ -56,12 +60,18 @@ extension URLConnection {
             default:
                 throw URLError(
                     .badURL,
-                    userInfo: [NSLocalizedDescriptionKey: "proxy scheme must be http, socks5 or socks5h: \(string)"]
+                    userInfo: [
+                        NSLocalizedDescriptionKey:
+                            "proxy scheme must be http, socks5 or socks5h: \(Redaction.url(string))"
+                    ]
                 )
             }
             let port = components.port ?? 1080
             guard (1...65535).contains(port) else {
-                throw URLError(.badURL, userInfo: [NSLocalizedDescriptionKey: "proxy port out of range: \(string)"])
+                throw URLError(
+                    .badURL,
+                    userInfo: [NSLocalizedDescriptionKey: "proxy port out of range: \(Redaction.url(string))"]
+                )
             }
             self.init(kind, host: host, port: port)
             if let user = components.user, kind == .http {

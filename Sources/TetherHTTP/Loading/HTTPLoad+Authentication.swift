@@ -40,15 +40,6 @@ extension HTTPLoad {
         let url = question.url
         let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
         let scheme = url.scheme?.lowercased() ?? "http"
-        if question.isProxy {
-            return URLProtectionSpace(
-                proxyHost: url.host ?? "",
-                port: port,
-                type: scheme == "https" ? NSURLProtectionSpaceHTTPSProxy : NSURLProtectionSpaceHTTPProxy,
-                realm: question.challenge.realm,
-                authenticationMethod: question.challenge.authenticationMethod
-            )
-        }
         return URLProtectionSpace(
             host: url.host ?? "",
             port: port,

@@ -28,6 +28,7 @@ extension HTTPLoad {
         _ response: HTTPClientResponse,
         headerFields: [String: String],
         request: URLRequest,
+        sent: URLRequest,
         requestDate: Date,
         revalidating stored: CacheEntry?,
         context: LoadContext
@@ -35,8 +36,12 @@ extension HTTPLoad {
         guard let url = request.url else { return }
         let status = Int(response.status.code)
         let encoding = response.headers.first(name: "Content-Encoding")?.lowercased() ?? ""
+        // A caller's own engine decodes bodies or not by its own settings, which Tether cannot read: its bodies are
+        // delivered as it gives them, with their headers, and not stored when they have a content coding.
+        let ownEngine = self.configuration.httpClient != nil
         let decompressed =
-            self.configuration.decompressesResponses && ["gzip", "x-gzip", "deflate"].contains(encoding)
+            !ownEngine && self.configuration.decompressesResponses
+            && ["gzip", "x-gzip", "deflate"].contains(encoding)
         let httpResponse = Self.makeResponse(
             url: url,
             status: status,
@@ -49,8 +54,20 @@ extension HTTPLoad {
         try await context.pausedThrowing { try await self.observer.loadDidReceive(httpResponse) }
 
         let cache = self.configuration.responseCache
+        // The credentials a shared cache minds: the request's own headers and the `Authorization` a challenge added.
+        // The cookies Tether adds come from the process's one cookie storage, the same for every load.
+        var credentialed = request
+        if let authorization = sent.value(forHTTPHeaderField: "Authorization") {
+            credentialed.setValue(authorization, forHTTPHeaderField: "Authorization")
+        }
         let storable =
-            cache != nil && CacheRules.isStorable(request: request, statusCode: status, headers: headerFields)
+            cache != nil && !(ownEngine && !encoding.isEmpty && encoding != "identity")
+            && CacheRules.isStorable(
+                request: credentialed,
+                statusCode: status,
+                headers: headerFields,
+                isShared: cache?.isPrivate == false
+            )
         var cacheBuffer: Data? = storable ? Data() : nil
         let cacheLimit = cache?.maximumEntrySize ?? 0
         do {
@@ -75,14 +92,8 @@ extension HTTPLoad {
         if let code = self.cancelCode { throw URLError.tether(code, url: url) }
 
         guard let cache else { return }
-        let method = Self.method(of: request)
-        if !["GET", "HEAD", "OPTIONS", "TRACE"].contains(method), status < 400 {
-            cache.removeCachedResponse(for: request)
-            for target in CacheRules.invalidatedURLs(after: url, headers: headerFields) {
-                cache.remove(key: CacheRules.key(for: target))
-            }
-            return
-        }
+        // An unsafe request's response invalidated its entries when it arrived (``invalidate(_:after:status:headers:)``).
+        if !Self.safeMethods.contains(Self.method(of: request)) { return }
         if storable, let body = cacheBuffer {
             var storedHeaders = headerFields
             if decompressed {
@@ -121,7 +132,7 @@ extension HTTPLoad {
                         body: decided.data,
                         requestDate: requestDate,
                         responseDate: Date(),
-                        varyValues: CacheRules.varyValues(for: request, headers: finalHeaders),
+                        varyValues: CacheRules.varyValues(for: sent, headers: finalHeaders),
                         storagePolicy: Int(decided.storagePolicy.rawValue),
                         httpVersion: decidedResponse.httpVersion
                     ),

@@ -25,15 +25,11 @@ extension HTTPLoad {
         outgoing.tlsConfiguration = self.configuration.tlsConfiguration
         var headers = HTTPHeaders()
         for (name, value) in request.allHTTPHeaderFields ?? [:] { headers.add(name: name, value: value) }
-        if request.httpShouldHandleCookies, let cookies = HTTPCookieStorage.shared.cookies(for: hop.url),
-            !cookies.isEmpty
-        {
-            for (name, value) in HTTPCookie.requestHeaderFields(with: cookies) {
-                if let existing = headers.first(name: name) {
-                    headers.replaceOrAdd(name: name, value: existing + "; " + value)
-                } else {
-                    headers.add(name: name, value: value)
-                }
+        if let cookie = Self.storedCookieHeader(for: request, url: hop.url) {
+            if let existing = headers.first(name: "Cookie") {
+                headers.replaceOrAdd(name: "Cookie", value: existing + "; " + cookie)
+            } else {
+                headers.add(name: "Cookie", value: cookie)
             }
         }
         if let (name, value) = hop.authorization { headers.replaceOrAdd(name: name, value: value) }
@@ -49,6 +45,33 @@ extension HTTPLoad {
         return outgoing
     }
 
+    /// The `Cookie` value Tether adds to `request` for `url` from the shared storage, as RFC 6265 §5.4 chooses them
+    /// (``CookieRules``); nil when the request does not handle cookies or none applies.
+    static func storedCookieHeader(for request: URLRequest, url: URL) -> String? {
+        guard request.httpShouldHandleCookies, let stored = HTTPCookieStorage.shared.cookies(for: url),
+            !stored.isEmpty
+        else { return nil }
+        let cookies = CookieRules().cookies(stored, for: url)
+        guard !cookies.isEmpty else { return nil }
+        return cookies.map { "\($0.name)=\($0.value)" }.joined(separator: "; ")
+    }
+
+    /// `request` as it goes on the wire to `url` (RFC 9111 §4.1 matches `Vary` against it): with the cookies Tether
+    /// adds from the shared storage and the credential header it adds for a challenge.
+    static func requestAsSent(
+        _ request: URLRequest,
+        url: URL,
+        authorization: (name: String, value: String)? = nil
+    ) -> URLRequest {
+        var sent = request
+        if let cookie = Self.storedCookieHeader(for: request, url: url) {
+            let existing = request.value(forHTTPHeaderField: "Cookie")
+            sent.setValue(existing.map { $0 + "; " + cookie } ?? cookie, forHTTPHeaderField: "Cookie")
+        }
+        if let (name, value) = authorization { sent.setValue(value, forHTTPHeaderField: name) }
+        return sent
+    }
+
     /// Sends `outgoing` and returns the response's head; stores the cookies it sets.
     /// - Throws: a `URLError` (the engine's error mapped, or the reason the load was cancelled).
     func send(
@@ -58,7 +81,7 @@ extension HTTPLoad {
     ) async throws
         -> HTTPClientResponse
     {
-        let proxy = ProxyRules.proxy(
+        let proxy = try ProxyRules.proxy(
             for: hop.url,
             explicit: self.configuration.proxy,
             usesEnvironment: self.configuration.usesEnvironmentProxy
@@ -75,10 +98,11 @@ extension HTTPLoad {
         if hop.request.httpShouldHandleCookies {
             let setCookies = response.headers["Set-Cookie"]
             if !setCookies.isEmpty {
-                var fields: [String: String] = [:]
-                let cookies = setCookies.flatMap { value -> [HTTPCookie] in
-                    fields["Set-Cookie"] = value
-                    return HTTPCookie.cookies(withResponseHeaderFields: fields, for: hop.url)
+                let rules = CookieRules()
+                let cookies = setCookies.flatMap { line -> [HTTPCookie] in
+                    HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": line], for: hop.url).compactMap {
+                        rules.cookieToStore($0, from: hop.url, line: line)
+                    }
                 }
                 await Self.store(cookies, for: hop.url, mainDocumentURL: hop.request.mainDocumentURL)
             }

@@ -165,18 +165,28 @@ final class HTTPLoad: Sendable {
             } else {
                 mapped = URLErrorMapping.map(error, url: url)
             }
-            self.configuration.logger?.debug("load failed", metadata: ["url": "\(url?.absoluteString ?? "-")"])
+            self.configuration.logger?.debug(
+                "load failed",
+                metadata: ["url": "\(url.map { Redaction.url($0.absoluteString) } ?? "-")"]
+            )
             if let metrics = context.metrics { self.observer.loadDidCollect(metrics.finish()) }
             await self.observer.loadDidFail(mapped)
         }
     }
 
     /// Revalidates the entry a `stale-while-revalidate` hit served, in a load that stores what it gets and tells
-    /// nobody (the delegate is not asked about caching it).
-    private func revalidateInBackground(_ request: URLRequest) {
+    /// nobody (``BackgroundRevalidation``); one at a time per entry.
+    private func revalidateInBackground(_ request: URLRequest, entry: CacheEntry) {
+        guard let cache = self.configuration.responseCache, let url = request.url else { return }
+        let key = CacheRules.key(for: url)
+        guard cache.beginRevalidation(key: key) else { return }
         var revalidation = request
         revalidation.cachePolicy = .reloadRevalidatingCacheData
-        HTTPLoad(request: revalidation, configuration: self.configuration, observer: BackgroundRevalidation()).start()
+        let observer = BackgroundRevalidation(
+            storagePolicy: URLCache.StoragePolicy(rawValue: UInt(entry.storagePolicy)) ?? .allowed,
+            onEnd: { cache.endRevalidation(key: key) }
+        )
+        HTTPLoad(request: revalidation, configuration: self.configuration, observer: observer).start()
     }
 
     static func canonicalize(_ request: URLRequest) -> URLRequest {
@@ -222,10 +232,15 @@ final class HTTPLoad: Sendable {
     /// Carries out the load's decisions (``HTTPLoadMachine``) until it delivers a response or fails.
     private func perform(_ request: URLRequest, context: LoadContext) async throws {
         let cache = self.configuration.responseCache
-        let stored = (cache != nil && Self.method(of: request) == "GET") ? cache?.entry(for: request) : nil
+        guard let url = request.url else { throw URLError.tether(.badURL, url: nil) }
+        let stored =
+            (cache != nil && Self.method(of: request) == "GET")
+            ? cache?.entry(for: request, asSent: { Self.requestAsSent($0, url: $0.url ?? url) }) : nil
         var machine = HTTPLoadMachine(maximumRedirects: self.configuration.maximumRedirects)
         var action = machine.start(request, stored: stored)
         var response: (HTTPClientResponse, headers: [String: String])?
+        // The last request as it went on the wire (with the cookies and credential Tether added).
+        var sentRequest = request
         var requestDate = Date()
         var bodySends = 0
         var lastError: URLError?
@@ -241,10 +256,15 @@ final class HTTPLoad: Sendable {
                     )
                 }
                 try await self.deliver(entry, context: context)
-                if case .serveAndRevalidate = action { self.revalidateInBackground(request) }
+                if case .serveAndRevalidate = action { self.revalidateInBackground(request, entry: entry) }
                 return
             case .fail(let code):
                 if let lastError, lastError.code == code { throw lastError }
+                if code == .badServerResponse, response?.0.status.code == 407 {
+                    let message =
+                        "the server answered 407 Proxy Authentication Required; no proxy credential is sent to it"
+                    throw URLError.tether(code, url: self.currentRequest.url, message: message)
+                }
                 throw URLError.tether(code, url: self.currentRequest.url)
             case .send(let hop):
                 self.setCurrent(hop.request)
@@ -257,16 +277,18 @@ final class HTTPLoad: Sendable {
                     context.metrics?.willSend(hop.request, isRedirect: isRedirect)
                     isRedirect = false
                     let outgoing = try await self.outgoing(hop, bodySends: &bodySends, context: context)
+                    sentRequest = Self.requestAsSent(hop.request, outgoing: outgoing.headers, hop: hop)
                     requestDate = Date()
                     let received = try await self.send(outgoing, for: hop, context: context)
                     let headers = Self.headerDictionary(received.headers)
                     response = (received, headers)
                     let status = Int(received.status.code)
                     context.metrics?.headArrived(version: received.version)
+                    if let cache { Self.invalidate(cache, after: hop, status: status, headers: headers) }
                     action = machine.received(
                         status: status,
                         headers: headers,
-                        challenges: received.headers[status == 407 ? "Proxy-Authenticate" : "WWW-Authenticate"],
+                        challenges: received.headers["WWW-Authenticate"],
                         version: VersionedHTTPURLResponse.versionString(
                             major: received.version.major,
                             minor: received.version.minor
@@ -309,6 +331,7 @@ final class HTTPLoad: Sendable {
                     final,
                     headerFields: headers,
                     request: request,
+                    sent: sentRequest,
                     requestDate: requestDate,
                     revalidating: revalidated,
                     context: context

@@ -39,7 +39,7 @@ struct HTTPLoadMachine {
         var url: URL
         /// Upper case.
         var method: String
-        /// `Authorization` or `Proxy-Authorization` and its value, for an active credential of this origin.
+        /// `Authorization` and its value, for an active credential of this origin.
         var authorization: (name: String, value: String)?
         /// `If-None-Match` / `If-Modified-Since` of the entry being revalidated (none the request already has).
         var conditionalHeaders: [(name: String, value: String)]
@@ -48,7 +48,6 @@ struct HTTPLoadMachine {
     /// A challenge to put to the delegate.
     struct Challenge {
         var challenge: HTTPAuthChallenge
-        var isProxy: Bool
         var url: URL
         var previousFailureCount: Int
         var failureResponse: HTTPURLResponse
@@ -69,6 +68,11 @@ struct HTTPLoadMachine {
     private var auth = AuthenticationState()
     private var redirects = 0
     private let maximumRedirects: Int
+    /// Challenges answered with a credential in this load.
+    private var authenticationRounds = 0
+    /// The most challenges a load answers with a credential; the next challenge's response is delivered as it is,
+    /// without asking, so that a server that challenges forever cannot keep a load going.
+    static let maximumAuthenticationRounds = 10
     /// The entry a failed request may fall back to (until a response was delivered).
     private var staleFallback: CacheEntry?
 
@@ -134,16 +138,21 @@ struct HTTPLoadMachine {
                 redirectResponse: Self.response(url, status, headers, version)
             )
         }
-        if status == 401 || status == 407,
-            let challenge = HTTPAuthChallenge.strongest(in: challenges)
-        {
-            let isProxy = status == 407
-            let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+        // Tether's engine reaches every origin through a proxy by a CONNECT tunnel, and a proxy's 407 to the
+        // CONNECT is an engine error (`.userAuthenticationRequired`): a 407 response comes from the origin, which
+        // gets no proxy credential.
+        if status == 407 { return finish(.fail(.badServerResponse)) }
+        if status == 401, let challenge = HTTPAuthChallenge.strongest(in: challenges) {
+            if authenticationRounds >= Self.maximumAuthenticationRounds {
+                return finish(.deliver(hop.request, revalidating: stored))
+            }
+            let scheme = url.scheme?.lowercased() ?? "http"
+            let port = url.port ?? (scheme == "https" ? 443 : 80)
             let spaceKey =
-                "\(isProxy)|\(url.host ?? "")|\(port)|\(challenge.realm ?? "")|\(challenge.authenticationMethod)"
+                "\(scheme)|\(url.host?.lowercased() ?? "")|\(port)|\(challenge.realm ?? "")|"
+                + challenge.authenticationMethod
             let question = Challenge(
                 challenge: challenge,
-                isProxy: isProxy,
                 url: url,
                 previousFailureCount: auth.recordChallenge(spaceKey: spaceKey, challenge: challenge),
                 failureResponse: Self.response(url, status, headers, version)
@@ -226,9 +235,9 @@ struct HTTPLoadMachine {
         stored: CacheEntry?
     ) -> Action {
         guard let user = credential.user else { return finish(.deliver(hop.request, revalidating: stored)) }
+        authenticationRounds += 1
         auth.activate(
             challenge: question.challenge,
-            isProxy: question.isProxy,
             origin: RedirectRules.origin(of: hop.url),
             user: user,
             password: credential.password ?? ""
@@ -249,7 +258,7 @@ struct HTTPLoadMachine {
                 conditional.append(("If-Modified-Since", modified))
             }
         }
-        let authorization = auth.authorization(for: url, method: method).map { (auth.headerName, $0) }
+        let authorization = auth.authorization(for: url, method: method).map { ("Authorization", $0) }
         let hop = Hop(
             request: request,
             url: url,

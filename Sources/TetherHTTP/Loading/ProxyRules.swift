@@ -11,26 +11,41 @@ enum ProxyRules {
     ///
     /// `environment` defaults to the process's, read only when `usesEnvironment` (building that dictionary cost
     /// about 11 % of a small GET's CPU when it was read for every load).
+    ///
+    /// - Throws: `URLError(.badURL)` naming the variable when the chosen proxy cannot be used (a scheme other than
+    ///   http, socks5 or socks5h, no host, a port out of range): the load fails rather than go direct.
     static func proxy(
         for url: URL,
         explicit: URLConnection.Proxy?,
         usesEnvironment: Bool,
         environment: [String: String]? = nil
-    ) -> URLConnection.Proxy? {
+    ) throws -> URLConnection.Proxy? {
         if let explicit { return explicit }
         guard usesEnvironment, let host = url.host?.lowercased() else { return nil }
         let environment = environment ?? ProcessInfo.processInfo.environment
-        func value(_ names: String...) -> String? {
-            names.lazy.compactMap { environment[$0] }.first { !$0.isEmpty }
+        func value(_ names: String...) -> (name: String, value: String)? {
+            names.lazy.compactMap { name in environment[name].map { (name: name, value: $0) } }
+                .first { !$0.value.isEmpty }
         }
         let isHTTPS = url.scheme?.lowercased() == "https"
         let chosen =
             isHTTPS
             ? value("https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY")
             : value("http_proxy", "all_proxy", "ALL_PROXY")
-        guard let chosen, let proxy = try? URLConnection.Proxy(url: chosen) else { return nil }
-        if let exclusions = value("no_proxy", "NO_PROXY"), Self.excludes(exclusions, host: host) { return nil }
-        return proxy
+        guard let chosen else { return nil }
+        if let exclusions = value("no_proxy", "NO_PROXY"), Self.excludes(exclusions.value, host: host) { return nil }
+        do {
+            return try URLConnection.Proxy(url: chosen.value)
+        } catch {
+            let reason = (error as? URLError)?.userInfo[NSLocalizedDescriptionKey] as? String ?? "\(error)"
+            throw URLError(
+                .badURL,
+                userInfo: [
+                    NSLocalizedDescriptionKey: "the proxy in \(chosen.name) cannot be used: \(reason)",
+                    NSUnderlyingErrorKey: error as NSError,
+                ]
+            )
+        }
     }
 
     /// Whether the `no_proxy` list `list` names `host`.

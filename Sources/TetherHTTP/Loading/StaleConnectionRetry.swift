@@ -38,7 +38,10 @@ enum StaleConnectionRetry {
                 && !Task.isCancelled
             {
                 attempt += 1
-                logger?.debug("retrying on a new connection after \(error)", metadata: ["url": "\(request.url)"])
+                logger?.debug(
+                    "retrying on a new connection after \(error)",
+                    metadata: ["url": "\(Redaction.url(request.url))"]
+                )
             }
         }
     }

@@ -20,7 +20,8 @@ extension URLError {
         -> URLError
     {
         var info: [String: Any] = [:]
-        if let url {
+        // A password in the URL stays out of errors, which are logged and shown.
+        if let url = url.map({ Redaction.url($0) }) {
             info[NSURLErrorFailingURLErrorKey] = url
             // The key's value, spelled out: the constant is deprecated on Linux, but NSURLConnection code reads it.
             info["NSErrorFailingURLStringKey"] = url.absoluteString

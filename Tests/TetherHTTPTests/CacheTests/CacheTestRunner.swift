@@ -20,7 +20,7 @@ struct CacheTestRunner: Sendable {
     /// The outcome of one test: nil when it passed.
     func run(_ test: CacheTestCatalog.Test) async -> CacheTestFailure? {
         let uuid = UUID().uuidString.lowercased()
-        let cache = HTTPResponseCache(memoryCapacity: 1 << 20)
+        let cache = HTTPResponseCache(memoryCapacity: 1 << 20, isPrivate: true)
         let configuration = URLConnection.Configuration(responseCache: cache)
         do {
             try await self.putConfig(test, uuid: uuid)
