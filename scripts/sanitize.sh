@@ -6,8 +6,18 @@
 #   scripts/sanitize.sh address                  # address sanitizer (and LeakSanitizer), every test target
 #   scripts/sanitize.sh address '<filter>'
 # On a 2-core machine a first build takes about 20 minutes; RELIABILITY.md has the test times.
+# TETHER_TEST_TARGETS="TetherSocketsTests TetherHTTPTests" builds only those test targets and what they use, not the
+# `tether` command (Package.swift); the tests then run the `tether` of the normal build (.build/debug, or
+# TETHER_PRODUCTS_DIR), which must exist.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+if [ -n "${TETHER_TEST_TARGETS:-}" ]; then
+    export TETHER_PRODUCTS_DIR="${TETHER_PRODUCTS_DIR:-$PWD/.build/debug}"
+    if [ ! -x "$TETHER_PRODUCTS_DIR/tether" ]; then
+        echo "error: TETHER_TEST_TARGETS leaves \`tether\` out of this build; build it first (swift build)" >&2
+        exit 1
+    fi
+fi
 
 kind=${1:-thread}
 case "$kind" in

@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import TetherConcurrency
 import TetherHTTP
 
@@ -15,11 +16,12 @@ import FoundationNetworking
 import Glibc
 #endif
 
-/// `tether get`: an HTTP(S) GET through `URLConnection.download` (with `-o`) or `data(for:)` (to stdout).
+/// `tether get`: an HTTP(S) request through `URLConnection.download` (with `-o`) or `data(for:)` (to stdout), a GET
+/// unless `-X` or `-d` says otherwise; `--ca` and `--insecure` as curl's `--cacert` and `-k`.
 struct GetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "get",
-        abstract: "HTTP(S) GET through URLConnection; the body goes to stdout or to a file."
+        abstract: "HTTP(S) request through URLConnection (GET unless -X or -d); the body goes to stdout or to a file."
     )
 
     @Argument(help: "The http or https URL.")
@@ -51,6 +53,34 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(help: "Print the load's metrics on standard error: each transaction's protocol, times and byte counts.")
     var metrics = false
 
+    @Option(
+        name: [.customShort("X"), .customLong("request")],
+        help: ArgumentHelp("The request method (GET, or POST with -d).", valueName: "method")
+    )
+    var method: String?
+
+    @Option(
+        name: [.customShort("d"), .customLong("data")],
+        help: ArgumentHelp(
+            "Send DATA as the body, as curl: @FILE reads a file (@- standard input) without its CR and LF, several "
+                + "are joined with '&', the method becomes POST and the type application/x-www-form-urlencoded.",
+            valueName: "data"
+        )
+    )
+    var data: [String] = []
+
+    @Option(
+        name: [.customLong("ca"), .customLong("cacert")],
+        help: ArgumentHelp("Trust only the certificate authorities in this PEM file for https.", valueName: "file")
+    )
+    var ca: String?
+
+    @Flag(
+        name: [.customShort("k"), .customLong("insecure")],
+        help: "Verify nothing about the server's certificate (testing only: anyone on the way can read and change it)."
+    )
+    var insecure = false
+
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
@@ -67,6 +97,16 @@ struct GetCommand: AsyncParsableCommand {
         }
         for header in self.headers where Self.split(header) == nil {
             throw ValidationError("a header must look like 'Name: value', got '\(header)'")
+        }
+        if let method, !Self.isToken(method) {
+            throw ValidationError("-X: not an HTTP method: '\(method)'")
+        }
+        if let ca {
+            do {
+                _ = try NIOSSLCertificate.fromPEMFile(ca)
+            } catch {
+                throw ValidationError("--ca: no PEM certificate could be read from \(ca): \(error)")
+            }
         }
     }
 
@@ -114,6 +154,7 @@ struct GetCommand: AsyncParsableCommand {
             if let (name, value) = Self.split(header) { request.addValue(value, forHTTPHeaderField: name) }
         }
         if self.noCache { request.cachePolicy = .reloadIgnoringLocalCacheData }
+        try self.applyMethodAndBody(to: &request)
         var logger: Logger?
         if self.common.verbose {
             var verbose = Logger(label: "tether.get") { label in StreamLogHandler.standardError(label: label) }
@@ -123,6 +164,10 @@ struct GetCommand: AsyncParsableCommand {
         var configuration = URLConnection.Configuration(responseCache: self.noCache ? nil : .shared, logger: logger)
         configuration.proxy = try self.proxy.map { try URLConnection.Proxy(url: $0) }
         configuration.usesEnvironmentProxy = self.proxyFromEnvironment
+        configuration.tlsConfiguration = try self.tlsConfiguration()
+        if self.insecure {
+            Terminal.error("warning: --insecure: the server's certificate is not verified")
+        }
         do {
             if let output = self.output {
                 let bar = !self.noProgress && isatty(STDERR_FILENO) == 1 ? ProgressBar() : nil

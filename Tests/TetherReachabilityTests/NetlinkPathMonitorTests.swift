@@ -247,6 +247,28 @@ struct NetlinkPathMonitorTests {
         }
     }
 
+    @Test func theRestoreIsAcknowledgedBeforeTheDeliveryItMadePossible() throws {
+        // A retry can open the socket between the restore and its acknowledgement; if its delivery came first, a test
+        // waiting for the acknowledgement would pass over it and then wait for a delivery already made. "wait" holds
+        // the acknowledgement until the retry has evaluated: the widest such window.
+        let probe = try NamespaceProbe(
+            setup: Self.vethPair + "\n" + Self.defaultRoute,
+            arguments: ["--exhaust-descriptors"]
+        )
+        defer { probe.close() }
+        let started = try probe.next("the first status") { $0.event == "started" }
+        #expect(started.status == "Unknown")
+        probe.send("restore-descriptors wait")
+        let first = try probe.next("the acknowledgement or a delivery", timeout: 25) {
+            $0.event == "restored" || $0.event == "change"
+        }
+        #expect(first.event == "restored", "a delivery overtook the acknowledgement: \(probe.allLines)")
+        try probe.next(
+            "reachable after the acknowledgement",
+            where: Self.isChange("Reachable via Ethernet", interface: "trv0")
+        )
+    }
+
     @Test func anOverrunOfTheNetlinkSocketIsRecoveredByAFreshDump() throws {
         let probe = try NamespaceProbe(setup: Self.vethPair, arguments: [])
         defer { probe.close() }

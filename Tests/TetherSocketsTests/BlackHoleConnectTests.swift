@@ -2,16 +2,16 @@ import Foundation
 import Testing
 import TetherTestSupport
 
-/// A connect to an address whose packets vanish (issue 18's "black-hole port"): in a network namespace of its own
+/// A connect to an address whose packets vanish (a "black-hole port"): in a network namespace of its own
 /// (`unshare -rn`), 10.9.9.2 is a neighbour on a veth pair with a made-up MAC address that no interface has, so the
 /// SYN leaves and is dropped without an answer (no RST, no ICMP). The connect must end with the connect-timeout error,
 /// not hang.
 @Suite(.timeLimit(.minutes(1)))
 struct BlackHoleConnectTests {
     @Test func aConnectIntoABlackHoleTimesOut() async throws {
-        let unshare = try #require(
-            ["/usr/bin/unshare", "/bin/unshare"].first { FileManager.default.isExecutableFile(atPath: $0) }
-        )
+        let unshare = try SystemRequirements.tool("unshare", for: "a network namespace with a black hole")
+        try SystemRequirements.tool("ip", for: "the black hole's veth pair and neighbour")
+        try SystemRequirements.namespaces("-rn", for: "a network namespace with a black hole")
         let tether = try BuiltProduct.require("tether")
         let script = """
             ip link add v0 type veth peer name v1 && ip addr add 10.9.9.1/24 dev v0 || exit 3

@@ -26,8 +26,11 @@ struct UDPNamespaceTests {
     /// Runs the probe's `scenario` in a fresh namespace; returns its verdict line.
     func run(_ scenario: String, setup extra: String = "") async throws -> String {
         let probe = try #require(Self.probeExecutable(), "build the probe first (swift build --build-tests)")
+        let unshare = try SystemRequirements.tool("unshare", for: "the UDP tests' network namespace")
+        try SystemRequirements.tool("ip", for: "the UDP tests' veth pair")
+        try SystemRequirements.namespaces("-rn", for: "the UDP tests' network namespace")
         let process = ChildProcess()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        process.executableURL = URL(fileURLWithPath: unshare)
         process.arguments = [
             "-rn", "/bin/sh", "-c", "set -e\n\(Self.network)\n\(extra)\nexec \"$0\" \"$@\"", probe, scenario,
         ]

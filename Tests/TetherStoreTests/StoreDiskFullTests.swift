@@ -13,13 +13,10 @@ struct StoreDiskFullTests {
     static let kinds = ["plistXML", "plistBinary", "archive", "sqlite"]
     static let sizes = ["192k", "512k", "1m"]
 
-    static func unshare() -> String? {
-        ["/usr/bin/unshare", "/bin/unshare"].first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
-
     @Test(arguments: kinds, sizes)
     func aFullFileSystemIsATypedErrorAndLosesNothingAcknowledged(kind: String, size: String) async throws {
-        let unshare = try #require(Self.unshare(), "unshare (util-linux) is needed")
+        let unshare = try SystemRequirements.tool("unshare", for: "a mount namespace with a small tmpfs")
+        try SystemRequirements.namespaces("-rm", for: "a mount namespace with a small tmpfs")
         let writer = try BuiltProduct.require("TetherStoreCrashWriter")
         try await withTemporaryDirectory { directory in
             let script = """

@@ -5,7 +5,7 @@ import NIOPosix
 import TetherCore
 import TetherSockets
 
-/// Issue 3's framing benchmark: the peer sends `count` pipelined STX frames with 32-byte payloads; each variant
+/// The framing benchmark: the peer sends `count` pipelined STX frames with 32-byte payloads; each variant
 /// decodes all of them.
 enum FramingBenchmarks {
     static let payloadLength = 32

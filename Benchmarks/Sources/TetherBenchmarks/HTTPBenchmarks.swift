@@ -10,7 +10,7 @@ import TetherHTTP
 import FoundationNetworking
 #endif
 
-/// Issue 5: `URLConnection` (delegate face, `data(for:)`, `download(_:to:)`) beside raw AsyncHTTPClient and
+/// `URLConnection` (delegate face, `data(for:)`, `download(_:to:)`) beside raw AsyncHTTPClient and
 /// Foundation's `URLSession`, all against one HTTP/1.1 peer in a child process (`--peer http`).
 enum HTTPBenchmarks {
     static let bigBytes = 200 << 20

@@ -3,7 +3,7 @@ import NIOCore
 import NIOPosix
 import TetherSockets
 
-/// `--only side-by-side`: issue 16's speed table, with both ends in this process (no child peer). Each row runs the
+/// `--only side-by-side`: the speed table, with both ends in this process (no child peer). Each row runs the
 /// raw engine and Tether for the same work against the same kind of in-process NIO server, interleaved round by
 /// round. `--only side-by-side-more` runs the ping-pong, TLS and UDP rows of the other suites the same way;
 /// `--rows 1,5` chooses rows by number; `--shared-loops` runs the server on the clients' event loops.

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import TetherStore
 
-/// Issue 7: `SQLiteStore` beside raw GRDB on the same table, single-create scaling of the file stores, and peak
+/// `SQLiteStore` beside raw GRDB on the same table, single-create scaling of the file stores, and peak
 /// memory for 100,000 notes in each store (each measured in a child process of its own).
 ///
 /// `part` is `store` (everything), `store-sqlite`, `store-scaling` or `store-memory`.

@@ -18,6 +18,7 @@ final class ProxyServer: Sendable {
 
     /// Starts a proxy; with `auth` (`user:password`) the HTTP proxy wants those credentials.
     init(auth: String? = nil) throws {
+        try SystemRequirements.tool("python3", for: "the proxy tests' HTTP and SOCKS5 proxy")
         let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-u", Self.scriptPath] + (auth.map { ["--auth", $0] } ?? [])

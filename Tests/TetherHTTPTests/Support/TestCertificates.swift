@@ -6,7 +6,10 @@ import TetherTestSupport
 final class TestCertificates: Sendable {
     /// The run's certificates, made on a thread of their own the first time a test asks (two RSA keys take
     /// seconds on a busy machine; see ``TestServer/http()`` for why not in place).
-    static func shared() async throws -> TestCertificates { try await making.value }
+    static func shared() async throws -> TestCertificates {
+        try SystemRequirements.tool("openssl", for: "the HTTPS tests' certificates")
+        return try await making.value
+    }
 
     private static let making = Task { try await offPool { try TestCertificates() } }
 

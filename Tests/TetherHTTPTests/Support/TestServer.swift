@@ -23,10 +23,17 @@ final class TestServer: @unchecked Sendable {
     /// Not a `static let` started in place: the start waits for Python to print its port, and every task asking
     /// meanwhile would block its thread of the cooperative pool (as many threads as cores) until then, stalling every
     /// other test of the run.
-    static func http() async throws -> TestServer { try await plain.value }
+    static func http() async throws -> TestServer {
+        try SystemRequirements.tool("python3", for: "the HTTP tests' server")
+        return try await plain.value
+    }
 
     /// The run's TLS server (``TestCertificates``), started as ``http()``.
-    static func https() async throws -> TestServer { try await secure.value }
+    static func https() async throws -> TestServer {
+        try SystemRequirements.tool("python3", for: "the HTTP tests' server")
+        try SystemRequirements.tool("openssl", for: "the HTTPS tests' certificates")
+        return try await secure.value
+    }
 
     private static let plain = Task { try await offPool { try TestServer(certificate: nil) } }
     private static let secure = Task {

@@ -47,10 +47,10 @@ final class NamespaceProbe {
     ///     bind-mount files (e.g. over `/etc/hosts`) without touching the host.
     init(setup: String, arguments: [String], mountNamespace: Bool = false) throws {
         let probe = try Self.probeExecutable()
-        let unshare = try Self.tool("unshare")
-        _ = try Self.tool("ip")
-        _ = try Self.tool("nsenter")
-        try Self.checkNamespacesWork(unshare: unshare)
+        let unshare = try SystemRequirements.tool("unshare", for: "the reachability tests' network namespace")
+        try SystemRequirements.tool("ip", for: "the reachability tests' links and routes")
+        try SystemRequirements.tool("nsenter", for: "changing the reachability tests' network namespace")
+        try SystemRequirements.namespaces(mountNamespace ? "-rnm" : "-rn", for: "the reachability tests' namespace")
         process.executableURL = URL(fileURLWithPath: unshare)
         process.arguments =
             [mountNamespace ? "-rnm" : "-rn", "/bin/sh", "-c", "set -e\n\(setup)\nexec \"$0\" \"$@\"", probe]
@@ -227,15 +227,10 @@ final class NamespaceProbe {
         return environment
     }()
 
-    /// The full path of a tool, or a failure telling how to get it.
+    /// The full path of a tool (checked by the test before the probe started), or a failure naming it.
     static func tool(_ name: String) throws -> String {
-        for folder in (environment["PATH"] ?? "").split(separator: ":") {
-            let path = "\(folder)/\(name)"
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-        }
-        throw Failure(
-            description: "\(name) not found: the namespace tests need iproute2 (ip) and util-linux (unshare, nsenter)"
-        )
+        guard let path = SystemRequirements.path(of: name) else { throw Failure(description: "\(name) not found") }
+        return path
     }
 
     /// `TetherReachProbe`, built next to the test bundle (`swift build --build-tests` builds it), or
@@ -243,24 +238,6 @@ final class NamespaceProbe {
     static func probeExecutable() throws -> String {
         if let path = ProcessInfo.processInfo.environment["TETHER_REACH_PROBE"] { return path }
         return try BuiltProduct.require("TetherReachProbe").path
-    }
-
-    /// Fails with a clear message when this system cannot create network namespaces.
-    static func checkNamespacesWork(unshare: String) throws {
-        let check = ChildProcess()
-        check.executableURL = URL(fileURLWithPath: unshare)
-        check.arguments = ["-rn", "/bin/true"]
-        let stderr = Pipe()
-        check.standardError = stderr
-        try check.run()
-        let message = stderr.fileHandleForReading.readDataToEndOfFile()
-        check.waitUntilExit()
-        guard check.terminationStatus == 0 else {
-            throw Failure(
-                description: "network namespaces are not available here (unshare -rn failed: "
-                    + "\(String(decoding: message, as: UTF8.self))); these tests need user and network namespaces"
-            )
-        }
     }
 }
 // Sendable: its vars are touched only while holding `condition` or on the test's thread; the rest never changes.

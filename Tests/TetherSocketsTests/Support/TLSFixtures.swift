@@ -17,7 +17,8 @@ final class TLSTestCertificates: Sendable {
     /// asking meanwhile would block its thread of the cooperative pool too. With both threads blocked, every test of
     /// the run stalls, while the sockets' timers keep running on their event loops and fire.
     static func shared() async throws -> TLSTestCertificates {
-        try await making.value
+        try SystemRequirements.tool("openssl", for: "the TLS tests' certificates")
+        return try await making.value
     }
 
     private static let making = Task { try await onThread { try TLSTestCertificates() } }
@@ -146,6 +147,7 @@ final class PeerProcess: @unchecked Sendable {
 
     /// Starts `arguments[0]` (looked up on PATH) with the rest as arguments.
     init(_ arguments: [String]) throws {
+        try SystemRequirements.tool(arguments[0], for: "a TLS peer")
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
         let output = Pipe()

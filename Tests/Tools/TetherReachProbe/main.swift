@@ -11,9 +11,12 @@
 // --witness, that keeps monitoring while "main" is stopped), "status", "statusCode", "interface",
 // "interfaceType" and "lastError".
 // --exhaust-descriptors lowers RLIMIT_NOFILE so that no descriptor can be opened (the back-end's socket() fails
-// with EMFILE) until the "restore-descriptors" command.
+// with EMFILE) until the "restore-descriptors" command, acknowledged by {"event":"restored"} before any delivery that
+// the restore made possible: the limit is restored on the callback queue, so such a delivery queues behind it.
+// "restore-descriptors wait" also waits (at most 20 s) for the main manager's retry to evaluate before acknowledging:
+// the widest window a delivery could have to overtake the acknowledgement.
 // Commands on stdin, one per line: "stop", "start", "sync <id>", "status" (prints the main manager's current
-// status as {"event":"status", ...}), "restore-descriptors". Ends on stdin EOF or SIGTERM.
+// status as {"event":"status", ...}), "restore-descriptors [wait]". Ends on stdin EOF or SIGTERM.
 import Dispatch
 import Foundation
 import NIOCore
@@ -159,9 +162,16 @@ while let line = readLine() {
         let snapshot = statusLine(event: "status", manager: managers[0].name, managers[0].manager)
         queue.async { emit(snapshot) }
     case "restore-descriptors":
-        restoreDescriptors()
-        let restored = encode(["event": "restored"])
-        queue.async { emit(restored) }
+        let manager = managers[0].manager
+        let waits = words.dropFirst().first == "wait"
+        queue.sync {
+            restoreDescriptors()
+            let deadline = Date(timeIntervalSinceNow: 20)
+            while waits, manager.networkReachabilityStatus == .unknown, Date() < deadline {
+                usleep(10_000)
+            }
+            emit(encode(["event": "restored"]))
+        }
     case "sync":
         let id = words.count > 1 ? words[1] : ""
         let sync = encode(["event": "sync", "id": id])
