@@ -1,12 +1,6 @@
 import Foundation
 import TetherNotes
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The credentials of `tether notes … --remote --user NAME`.
 enum NotesLogin {
     /// The server refused the credentials: exit 77 with `error: authentication failed`.
@@ -31,11 +25,14 @@ enum NotesLogin {
     }
 
     private static func read(_ path: String, user: String) throws -> NotesCredentials {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw NotesFailure(message: "\(path): \(String(cString: strerror(errno)))")
+        let permissions: Int
+        do {
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            permissions = (attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0o777
+        } catch {
+            throw NotesFailure(message: "\(path): cannot be read")
         }
-        guard info.st_mode & 0o077 == 0 else {
+        guard permissions & 0o077 == 0 else {
             throw NotesFailure(message: "\(path) is open to group or others; make it private: chmod 600 \(path)")
         }
         guard let text = FileManager.default.contents(atPath: path).map({ String(decoding: $0, as: UTF8.self) }),
