@@ -18,7 +18,9 @@ import struct Foundation.UUID
 /// ```
 ///
 /// Each connection's requests are carried out in order; its replies and the changes pushed to it are written in
-/// one order. Every change made through any connection is pushed to every subscribed connection.
+/// one order. Every change made through any connection is pushed to every subscribed connection, in the order the
+/// store committed them: on its own store (``NotesChangeSource/local``) the server makes one change at a time, and
+/// publishes it before the next.
 public final class NotesServer: Sendable {
     private let dao: NoteDAO
     private let hub: NotesChangeHub
@@ -27,14 +29,21 @@ public final class NotesServer: Sendable {
     /// With a change feed: one element each time the server's feed is subscribed to and listening (for tests).
     var feedSubscriptions: AsyncStream<Void>? { relay?.subscriptions }
     private let codec: STXFrameCodec
+    private let maxPayloadLength: Int
+    /// The longest a subscribe request waits for a change feed that reconnects.
+    private let feedWait: Duration = .seconds(10)
+    private let writeGate = NotesWriteGate()
     private let nextConnection = LockedBox<UInt64>(0)
     private let logger: Logger
 
     /// A server on `store`.
     /// - Parameters:
     ///   - store: where the notes live.
-    ///   - maxPayloadLength: the largest frame payload accepted; a header announcing more ends the connection with
-    ///     an `.outOfStep` error. Default: the protocol's 65 535.
+    ///   - maxPayloadLength: the largest frame payload accepted and written, from ``minPayloadLength`` to the
+    ///     protocol's 65 535 (a value outside is brought to the nearer end); a header announcing more ends the
+    ///     connection with an `.outOfStep` error, and an add or an edit whose note would not fit in a reply (a text
+    ///     over `NotesWireFormat.maxTextLength(forPayloadLength:)` bytes) is refused with `.tooLarge`. Default: the
+    ///     protocol's 65 535.
     ///   - logger: logs each connection's end and each failed request at `.debug`.
     public convenience init(
         store: any RecordStore<Note>,
@@ -49,8 +58,11 @@ public final class NotesServer: Sendable {
     ///   - dao: the notes.
     ///   - changes: where the changes pushed to subscribers come from: the ones made through this server (the
     ///     default), or a feed of the store's changes when other servers write to it too.
-    ///   - maxPayloadLength: the largest frame payload accepted; a header announcing more ends the connection with
-    ///     an `.outOfStep` error. Default: the protocol's 65 535.
+    ///   - maxPayloadLength: the largest frame payload accepted and written, from ``minPayloadLength`` to the
+    ///     protocol's 65 535 (a value outside is brought to the nearer end); a header announcing more ends the
+    ///     connection with an `.outOfStep` error, and an add or an edit whose note would not fit in a reply (a text
+    ///     over `NotesWireFormat.maxTextLength(forPayloadLength:)` bytes) is refused with `.tooLarge`. Default: the
+    ///     protocol's 65 535.
     ///   - logger: logs each connection's end and each failed request at `.debug`.
     public init(
         dao: NoteDAO,
@@ -66,9 +78,14 @@ public final class NotesServer: Sendable {
         } else {
             relay = nil
         }
-        self.codec = STXFrameCodec(maxPayloadLength: maxPayloadLength)
+        let limit = min(max(maxPayloadLength, Self.minPayloadLength), NotesWireFormat.maxPayloadLength)
+        self.maxPayloadLength = limit
+        self.codec = STXFrameCodec(maxPayloadLength: limit)
         self.logger = logger
     }
+
+    /// The lowest payload limit a server takes: room for a note of 30 bytes of text in every reply.
+    public static let minPayloadLength = 64
 
     /// The number of connections subscribed to changes.
     public var subscriberCount: Int { hub.count }
@@ -108,7 +125,7 @@ public final class NotesServer: Sendable {
         }
         let outbox = NotesOutbox()
         async let writing: Void = write(outbox, to: connection)
-        var session = NotesServerSession()
+        var session = NotesServerSession(maxPayloadLength: maxPayloadLength)
         await read(connection, session: &session, id: id, outbox: outbox)
         hub.unsubscribe(id)
         outbox.finish()
@@ -166,10 +183,38 @@ public final class NotesServer: Sendable {
             case .send(let frame):
                 outbox.send(frame)
             case .perform(let requestID, let operation):
-                let result = await perform(operation)
-                await execute(session.stored(requestID: requestID, result), session: &session, id: id, outbox: outbox)
-            case .subscribe(let destination, let source):
-                hub.subscribe(id, destination: destination, source: source, outbox: outbox)
+                guard relay == nil, operation != .list else {
+                    // With a feed, changes come back through it in the database's commit order.
+                    let result = await perform(operation)
+                    await execute(
+                        session.stored(requestID: requestID, result),
+                        session: &session,
+                        id: id,
+                        outbox: outbox
+                    )
+                    continue
+                }
+                // On its own store, a change is committed and published behind the gate: pushed in commit order.
+                await writeGate.run {
+                    let actions = session.stored(requestID: requestID, await perform(operation))
+                    await execute(actions, session: &session, id: id, outbox: outbox)
+                }
+            case .subscribe(let requestID, let destination, let source):
+                var isSubscribed = true
+                if let relay {
+                    // Held until the feed listens: a subscriber added while it reconnects would miss changes.
+                    isSubscribed = await relay.subscribe(
+                        id,
+                        destination: destination,
+                        source: source,
+                        outbox: outbox,
+                        timeout: feedWait
+                    )
+                } else {
+                    hub.subscribe(id, destination: destination, source: source, outbox: outbox)
+                }
+                let actions = session.subscription(requestID: requestID, isSubscribed: isSubscribed)
+                await execute(actions, session: &session, id: id, outbox: outbox)
             case .publish(let change):
                 // With a feed, the change comes back through it (once, in commit order).
                 if relay == nil { hub.publish(change) }
@@ -204,8 +249,9 @@ public final class NotesServer: Sendable {
                 return .success(.changed(.removed(id)))
             }
         } catch {
+            // The store's error names files and databases: it stays in the server's log.
             logger.debug("notes store failed: \(error)")
-            return .failure(NotesError(code: .storeFailure, message: "\(error)"))
+            return .failure(NotesError(code: .storeFailure, message: "the store failed; nothing changed"))
         }
     }
 }

@@ -5,6 +5,7 @@ import TetherCore
 import TetherNotes
 import TetherSockets
 import TetherStore
+import TetherTestSupport
 
 @Suite("The notes service over loopback: a SQLite server, remote clients, watchers, bad input", .timeLimit(.minutes(2)))
 struct NotesServiceTests {
@@ -96,6 +97,51 @@ struct NotesServiceTests {
         }
         #expect(received == count)
         for client in clients { await client.close() }
+        await service.stop()
+    }
+}
+
+extension NotesServiceTests {
+    @Test(
+        "an edit and a remove of one note raced on two connections: the watcher always ends where the store does",
+        arguments: SeededGenerator.seeds(first: 4_000, count: 1)
+    )
+    func racedEditAndRemoveArePushedInCommitOrder(seed: UInt64) async throws {
+        let service = try await NotesServiceFixture()
+        let (editor, remover, watcher) = (
+            try await service.client(), try await service.client(), try await service.client()
+        )
+        var changes = try await watcher.changes().makeAsyncIterator()
+        var random = SeededGenerator(seed: seed)
+        var seen: [UUID: Note] = [:]
+        for round in 0..<600 {
+            let note = try await editor.add("round \(round)")
+            // Each side starts after a seeded number of yields, so that either may commit first.
+            let (editYields, removeYields) = (
+                Int.random(in: 0..<4, using: &random), Int.random(in: 0..<4, using: &random)
+            )
+            async let edited: Bool = {
+                for _ in 0..<editYields { await Task.yield() }
+                return (try? await editor.edit(note.id, text: "round \(round), edited")) != nil
+            }()
+            async let removed: Bool = {
+                for _ in 0..<removeYields { await Task.yield() }
+                return (try? await remover.remove(note.id)) != nil
+            }()
+            let pushes = 1 + (await edited ? 1 : 0) + (await removed ? 1 : 0)
+            for _ in 0..<pushes {
+                switch try #require(try await changes.next()) {
+                case .added(let added), .edited(let added): seen[added.id] = added
+                case .removed(let id): seen[id] = nil
+                }
+            }
+            let stored = try await service.store.fetchAll()
+            guard Set(seen.values) == Set(stored) else {
+                Issue.record("seed \(seed), round \(round): the watcher holds \(seen.values), the store \(stored)")
+                break
+            }
+        }
+        for client in [editor, remover, watcher] { await client.close() }
         await service.stop()
     }
 }
