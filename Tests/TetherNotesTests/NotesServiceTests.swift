@@ -107,9 +107,15 @@ extension NotesServiceTests {
         arguments: SeededGenerator.seeds(first: 4_000, count: 1)
     )
     func racedEditAndRemoveArePushedInCommitOrder(seed: UInt64) async throws {
-        let service = try await NotesServiceFixture()
+        let store = try SQLiteStore<Note>.inMemory(tableName: "Note")
+        let server = NotesServer(store: YieldingNoteStore(base: store, seed: seed))
+        let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
+        let serving = Task { try await server.serve(listener) }
+        func client() async throws -> RemoteNoteStore {
+            try await RemoteNoteStore.connect(host: "127.0.0.1", port: listener.localPort)
+        }
         let (editor, remover, watcher) = (
-            try await service.client(), try await service.client(), try await service.client()
+            try await client(), try await client(), try await client()
         )
         var changes = try await watcher.changes().makeAsyncIterator()
         var random = SeededGenerator(seed: seed)
@@ -135,13 +141,15 @@ extension NotesServiceTests {
                 case .removed(let id): seen[id] = nil
                 }
             }
-            let stored = try await service.store.fetchAll()
+            let stored = try await store.fetchAll()
             guard Set(seen.values) == Set(stored) else {
                 Issue.record("seed \(seed), round \(round): the watcher holds \(seen.values), the store \(stored)")
                 break
             }
         }
         for client in [editor, remover, watcher] { await client.close() }
-        await service.stop()
+        try await listener.close()
+        serving.cancel()
+        _ = await serving.result
     }
 }
