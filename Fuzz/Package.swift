@@ -80,6 +80,15 @@ let package = Package(
             linkerSettings: fuzzerLinkerSettings
         ),
         .executableTarget(
+            name: "FuzzNotesWire",
+            dependencies: [
+                "FuzzSupport", tether("TetherNotes"), tether("TetherStore"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings,
+            linkerSettings: fuzzerLinkerSettings
+        ),
+        .executableTarget(
             name: "FuzzTLSDictionary",
             dependencies: [
                 "FuzzSupport", tether("TetherSockets"), .product(name: "NIOSSL", package: "swift-nio-ssl"),

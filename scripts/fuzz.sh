@@ -22,7 +22,7 @@ shift || true
 fuzzers=("$@")
 if [ ${#fuzzers[@]} -eq 0 ]; then
     fuzzers=(FuzzSTX FuzzLengthField FuzzDelimiter FuzzCacheControl FuzzAuthChallenge FuzzRecordFile FuzzNetlink
-        FuzzTLSDictionary)
+        FuzzTLSDictionary FuzzNotesWire)
 fi
 
 if [ "${FUZZ_SKIP_BUILD:-0}" != 1 ]; then

@@ -2,18 +2,30 @@ import Logging
 import TetherConcurrency
 import TetherStore
 
+import struct Foundation.UUID
+
 /// Pushes what a change feed reports to a server's subscribers, while the server serves at least one listener.
 ///
 /// The first listener served subscribes (and waits until the feed listens); the others share that subscription, so
 /// that a server serving two listeners pushes each change once. When the feed fails or ends, every subscriber is
 /// closed (it may have missed changes) and the feed is subscribed again, once a second, until the last listener's
-/// serving ends.
+/// serving ends. A connection subscribes through ``subscribe(_:destination:source:outbox:timeout:)``, which holds it
+/// until the feed listens: no subscriber is added while the feed is down, so none misses a change silently.
 final class NotesChangeRelay: Sendable {
     typealias Subscribe = @Sendable () async throws -> AsyncThrowingStream<RecordChange<Note>, any Error>
 
     private struct State {
         var users = 0
         var task: Task<Void, Never>?
+        /// Whether the feed listens now: subscribers are added only then.
+        var isListening = false
+        /// The subscriptions held until the feed listens again.
+        var waiting: [UUID: CheckedContinuation<Void, Never>] = [:]
+
+        mutating func takeWaiting() -> [CheckedContinuation<Void, Never>] {
+            defer { waiting = [:] }
+            return Array(waiting.values)
+        }
     }
 
     private let state = LockedBox(State())
@@ -45,7 +57,7 @@ final class NotesChangeRelay: Sendable {
         }
         if joined { return }
         let first = try await subscribe()
-        subscribed.yield()
+        listening()
         state.withLock { state in
             state.users += 1
             if state.task == nil { state.task = Task { await self.run(first) } }
@@ -54,13 +66,65 @@ final class NotesChangeRelay: Sendable {
 
     /// Leaves; the last one to leave stops the pushing.
     func leave() {
-        let task = state.withLock { state -> Task<Void, Never>? in
+        let (task, waiting) = state.withLock { state -> (Task<Void, Never>?, [CheckedContinuation<Void, Never>]) in
             state.users -= 1
-            guard state.users == 0 else { return nil }
+            guard state.users == 0 else { return (nil, []) }
             defer { state.task = nil }
-            return state.task
+            state.isListening = false
+            return (state.task, state.takeWaiting())
         }
         task?.cancel()
+        for waiter in waiting { waiter.resume() }
+    }
+
+    /// Adds connection `id` to the subscribers once the feed listens, waiting at most `timeout` for it.
+    /// - Returns: whether the connection is subscribed.
+    func subscribe(
+        _ id: UInt64,
+        destination: UInt16,
+        source: UInt16,
+        outbox: NotesOutbox,
+        timeout: Duration
+    ) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let added = state.withLock { state -> Bool in
+                // Under the relay's lock, as the feed's failure closes every subscriber: none is added in between.
+                guard state.isListening else { return false }
+                hub.subscribe(id, destination: destination, source: source, outbox: outbox)
+                return true
+            }
+            if added { return true }
+            if ContinuousClock.now >= deadline { return false }
+            await waitForListening(until: deadline)
+        }
+    }
+
+    /// Returns when the feed listens again, or at `deadline`.
+    private func waitForListening(until deadline: ContinuousClock.Instant) async {
+        let ticket = UUID()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let isWaiting = state.withLock { state -> Bool in
+                guard !state.isListening else { return false }
+                state.waiting[ticket] = continuation
+                return true
+            }
+            guard isWaiting else { return continuation.resume() }
+            Task {
+                try? await Task.sleep(until: deadline)
+                self.state.withLock { $0.waiting.removeValue(forKey: ticket) }?.resume()
+            }
+        }
+    }
+
+    /// The feed listens: held subscriptions go on.
+    private func listening() {
+        subscribed.yield()
+        let waiting = state.withLock { state in
+            state.isListening = true
+            return state.takeWaiting()
+        }
+        for waiter in waiting { waiter.resume() }
     }
 
     private func run(_ first: AsyncThrowingStream<RecordChange<Note>, any Error>) async {
@@ -72,7 +136,7 @@ final class NotesChangeRelay: Sendable {
                     current = changes
                 } else {
                     current = try await subscribe()
-                    subscribed.yield()
+                    listening()
                 }
                 for try await change in current { hub.publish(NoteChange(change)) }
                 if Task.isCancelled { return }
@@ -82,8 +146,11 @@ final class NotesChangeRelay: Sendable {
                 logger.warning("notes change feed failed: \(error); closing the subscribed connections")
             }
             changes = nil
-            // The subscribers may have missed changes: they learn it from their connection's end.
-            hub.closeAll()
+            // The subscribers may have missed changes: they learn it from their connection's end. New ones wait.
+            state.withLock { state in
+                state.isListening = false
+                hub.closeAll()
+            }
             try? await Task.sleep(for: .seconds(1))
         }
     }

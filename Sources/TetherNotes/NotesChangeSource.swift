@@ -28,7 +28,10 @@ public struct NotesChangeSource: Sendable {
     /// with accounts subscribes to a user's feed when that user's first connection logs in, before it answers
     /// `authenticated`, and leaves it when the user's last connection ends. When the stream
     /// fails or ends, the server closes every subscribed connection (their clients' change streams end with an
-    /// error: they watch again and list to catch up) and subscribes again, once a second, until it succeeds.
+    /// error: they watch again and list to catch up) and subscribes again, once a second, until it succeeds. A
+    /// client's subscribe request that arrives meanwhile is answered once the stream listens again, or with
+    /// ``NotesError/Code/storeFailure`` after 10 seconds: no subscriber is ever told it is subscribed while changes
+    /// go unreported.
     /// - Parameter subscribe: Starts a new stream of changes; it returns once the stream reports every change
     ///   committed afterwards.
     public static func feed(

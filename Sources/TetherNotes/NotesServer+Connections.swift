@@ -28,13 +28,13 @@ extension NotesServer {
         var refusal: NotesError?
         switch mode {
         case .anonymous(let space):
-            session = NotesServerSession()
+            session = NotesServerSession(maxPayloadLength: maxPayloadLength)
             binding.space = space
             if !Self.isLoopback(connection.localAddress) {
                 refusal = NotesError(code: .notAuthenticated, message: "an anonymous server serves loopback only")
             }
         case .accounts:
-            session = NotesServerSession(requiresAuthentication: true)
+            session = NotesServerSession(requiresAuthentication: true, maxPayloadLength: maxPayloadLength)
         }
         // On an anonymous server every client has the one loopback address: only the total is limited.
         var admission = limits

@@ -19,16 +19,38 @@ extension NotesServer {
                 await outbox.reply(frame)
             case .perform(let requestID, let operation):
                 guard let space = binding.space else { continue }
-                let result = await perform(operation, on: space.dao)
-                let next = session.stored(requestID: requestID, result)
-                await execute(next, session: &session, binding: &binding, id: id, outbox: outbox)
+                guard space.relay == nil, operation != .list else {
+                    // With a feed, changes come back through it in the database's commit order.
+                    let next = session.stored(requestID: requestID, await perform(operation, on: space.dao))
+                    await execute(next, session: &session, binding: &binding, id: id, outbox: outbox)
+                    continue
+                }
+                // On its own store, a change is committed and published behind the gate: pushed in commit order.
+                await writeGate.run {
+                    let next = session.stored(requestID: requestID, await perform(operation, on: space.dao))
+                    await execute(next, session: &session, binding: &binding, id: id, outbox: outbox)
+                }
             case .authenticate(let requestID, let credentials):
                 let result = await authenticate(credentials, into: &binding)
                 let next = session.authenticated(requestID: requestID, result)
                 await execute(next, session: &session, binding: &binding, id: id, outbox: outbox)
-            case .subscribe(let destination, let source):
+            case .subscribe(let requestID, let destination, let source):
                 guard let space = binding.space else { continue }
-                space.hub.subscribe(id, destination: destination, source: source, outbox: outbox)
+                var isSubscribed = true
+                if let relay = space.relay {
+                    // Held until the feed listens: a subscriber added while it reconnects would miss changes.
+                    isSubscribed = await relay.subscribe(
+                        id,
+                        destination: destination,
+                        source: source,
+                        outbox: outbox,
+                        timeout: feedWait
+                    )
+                } else {
+                    space.hub.subscribe(id, destination: destination, source: source, outbox: outbox)
+                }
+                let next = session.subscription(requestID: requestID, isSubscribed: isSubscribed)
+                await execute(next, session: &session, binding: &binding, id: id, outbox: outbox)
             case .publish(let change):
                 // With a feed, the change comes back through it (once, in commit order).
                 if let space = binding.space, space.relay == nil { space.hub.publish(change) }
@@ -110,8 +132,9 @@ extension NotesServer {
                 return .success(.changed(.removed(id)))
             }
         } catch {
+            // The store's error names files and databases: it stays in the server's log.
             logger.debug("notes store failed: \(error)")
-            return .failure(NotesError(code: .storeFailure, message: "\(error)"))
+            return .failure(NotesError(code: .storeFailure, message: "the store failed; nothing changed"))
         }
     }
 }

@@ -18,7 +18,9 @@ public import TetherStore
 /// ```
 ///
 /// Each connection's requests are carried out in order; its replies and the changes pushed to it are written in
-/// one order. Every change made through any connection is pushed to every subscribed connection of the same user.
+/// one order. Every change made through any connection is pushed to every subscribed connection of the same user,
+/// in the order the store committed them: on its own store (``NotesChangeSource/local``) the server makes one change
+/// at a time, and publishes it before the next.
 public final class NotesServer: Sendable {
     enum Mode: Sendable {
         case anonymous(NotesServedSpace)
@@ -28,6 +30,12 @@ public final class NotesServer: Sendable {
     let mode: Mode
     let limits: NotesServerLimits
     let codec: STXFrameCodec
+    /// The largest payload this server reads and writes.
+    let maxPayloadLength: Int
+    /// The longest a subscribe request waits for a change feed that reconnects.
+    let feedWait: Duration = .seconds(10)
+    /// On a store of its own, one change at a time, committed and published in order.
+    let writeGate = NotesWriteGate()
     let logger: Logger
     let counts = LockedBox(NotesConnectionCounts())
     let throttle = LockedBox(NotesLoginThrottle())
@@ -46,8 +54,11 @@ public final class NotesServer: Sendable {
     /// - Parameters:
     ///   - accounts: the users, their credentials and their notes.
     ///   - limits: connections per address and per user, the authentication deadline, the idle timeout.
-    ///   - maxPayloadLength: the largest frame payload accepted; a header announcing more ends the connection with
-    ///     an `.outOfStep` error. Default: the protocol's 65 535.
+    ///   - maxPayloadLength: the largest frame payload accepted and written, from ``minPayloadLength`` to the
+    ///     protocol's 65 535 (a value outside is brought to the nearer end); a header announcing more ends the
+    ///     connection with an `.outOfStep` error, and an add or an edit whose note would not fit in a reply (a text
+    ///     over `NotesWireFormat.maxTextLength(forPayloadLength:)` bytes) is refused with `.tooLarge`. Default: the
+    ///     protocol's 65 535.
     ///   - logger: logs each connection's end, each refused login and each failed request at `.debug`.
     public convenience init(
         accounts: NotesAccounts,
@@ -99,7 +110,11 @@ public final class NotesServer: Sendable {
     ///   - changes: where the changes pushed to subscribers come from: the ones made through this server (the
     ///     default), or a feed of the store's changes when other servers write to it too.
     ///   - limits: connections per address, the idle timeout.
-    ///   - maxPayloadLength: the largest frame payload accepted. Default: the protocol's 65 535.
+    ///   - maxPayloadLength: the largest frame payload accepted and written, from ``minPayloadLength`` to the
+    ///     protocol's 65 535 (a value outside is brought to the nearer end); a header announcing more ends the
+    ///     connection with an `.outOfStep` error, and an add or an edit whose note would not fit in a reply (a text
+    ///     over `NotesWireFormat.maxTextLength(forPayloadLength:)` bytes) is refused with `.tooLarge`. Default: the
+    ///     protocol's 65 535.
     ///   - logger: logs each connection's end and each failed request at `.debug`.
     public convenience init(
         dao: NoteDAO,
@@ -126,10 +141,15 @@ public final class NotesServer: Sendable {
     ) {
         self.mode = mode
         self.limits = limits
-        self.codec = STXFrameCodec(maxPayloadLength: maxPayloadLength)
+        let limit = min(max(maxPayloadLength, Self.minPayloadLength), NotesWireFormat.maxPayloadLength)
+        self.maxPayloadLength = limit
+        self.codec = STXFrameCodec(maxPayloadLength: limit)
         self.logger = logger
         self.now = now
     }
+
+    /// The lowest payload limit a server takes: room for a note of 30 bytes of text in every reply.
+    public static let minPayloadLength = 64
 
     private static let start = ContinuousClock.now
     private static let uptime: @Sendable () -> Duration = { ContinuousClock.now - start }

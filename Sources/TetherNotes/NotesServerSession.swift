@@ -13,8 +13,9 @@ struct NotesServerSession {
         case send(STXFrame)
         /// Run this operation on the store, then hand the result to ``stored(requestID:_:)``.
         case perform(requestID: UInt32, Operation)
-        /// Push every later change to this client, in frames addressed so.
-        case subscribe(destination: UInt16, source: UInt16)
+        /// Push every later change to this client, in frames addressed so, then hand the outcome to
+        /// ``subscription(requestID:isSubscribed:)``.
+        case subscribe(requestID: UInt32, destination: UInt16, source: UInt16)
         /// Tell the other subscribers (and other servers) about a change made here.
         case publish(NoteChange)
         /// Check these credentials, then hand the outcome to ``authenticated(requestID:_:)``.
@@ -41,10 +42,16 @@ struct NotesServerSession {
     }
 
     private var state: State
+    /// The largest payload this server reads and writes.
+    private let maxPayloadLength: Int
+    /// The longest text a reply of this server can carry with its note.
+    private var maxTextLength: Int { NotesWireFormat.maxTextLength(forPayloadLength: maxPayloadLength) }
 
-    /// A session that must authenticate first (`requiresAuthentication`), or one open at once (anonymous, loopback).
-    init(requiresAuthentication: Bool = false) {
+    /// A session that must authenticate first (`requiresAuthentication`), or one open at once (anonymous, loopback),
+    /// whose frames carry at most `maxPayloadLength` bytes of payload (at least ``NotesServer/minPayloadLength``).
+    init(requiresAuthentication: Bool = false, maxPayloadLength: Int = NotesWireFormat.maxPayloadLength) {
         state = requiresAuthentication ? .awaitingCredentials : .open(subscribed: false)
+        self.maxPayloadLength = maxPayloadLength
     }
 
     /// Whether the session is bound to a user, or anonymous: requests are served.
@@ -121,17 +128,21 @@ struct NotesServerSession {
         do {
             (requestID, message) = try NotesWireFormat.decode(frame.payload)
         } catch {
-            return [reply(0, .failed(error))]
+            // The request id is answered whenever the payload has one, so that the client's request fails alone.
+            return [reply(NotesWireFormat.requestID(of: frame.payload) ?? 0, .failed(error))]
         }
         switch message {
         case .list: return [.perform(requestID: requestID, .list)]
-        case .add(let text): return [.perform(requestID: requestID, .add(text))]
-        case .edit(let id, let text): return [.perform(requestID: requestID, .edit(id, text))]
+        case .add(let text):
+            if let tooLong = refusal(of: text) { return [reply(requestID, .failed(tooLong))] }
+            return [.perform(requestID: requestID, .add(text))]
+        case .edit(let id, let text):
+            if let tooLong = refusal(of: text) { return [reply(requestID, .failed(tooLong))] }
+            return [.perform(requestID: requestID, .edit(id, text))]
         case .remove(let id): return [.perform(requestID: requestID, .remove(id))]
         case .subscribe:
-            state = .open(subscribed: true)
-            let subscribe: [Action] = subscribed ? [] : [.subscribe(destination: destination, source: source)]
-            return subscribe + [reply(requestID, .subscribed)]
+            if subscribed { return [reply(requestID, .subscribed)] }
+            return [.subscribe(requestID: requestID, destination: destination, source: source)]
         case .authenticate:
             return [reply(requestID, .failed(NotesError(code: .unknownMessage, message: "already authenticated")))]
         case .notes, .added, .edited, .removed, .subscribed, .authenticated, .failed, .changed:
@@ -160,7 +171,11 @@ struct NotesServerSession {
         switch result {
         case .failure(let error): return [reply(requestID, .failed(error))]
         case .success(.notes(let notes)):
-            let pages = NotesWireFormat.pages(of: notes)
+            let pages = NotesWireFormat.pages(of: notes, maxPayloadLength: maxPayloadLength)
+            // A note stored by other means with a text too long for any reply: the list fails, naming it.
+            if let tooLong = notes.first(where: { $0.content.utf8.count > maxTextLength }) {
+                return [reply(requestID, .failed(tooLarge(tooLong)))]
+            }
             return pages.indices.map { reply(requestID, .notes(pages[$0], isLast: $0 == pages.count - 1)) }
         case .success(.changed(let change)):
             let message: NotesMessage
@@ -171,6 +186,21 @@ struct NotesServerSession {
             }
             return [reply(requestID, message), .publish(change)]
         }
+    }
+
+    /// The subscription of request `requestID` is in place (every later change is pushed), or could not be made
+    /// (a change feed that does not listen).
+    mutating func subscription(requestID: UInt32, isSubscribed: Bool) -> [Action] {
+        guard case .open = state else { return [] }
+        guard isSubscribed else {
+            let error = NotesError(
+                code: .storeFailure,
+                message: "the change feed is not listening; subscribe again later"
+            )
+            return [reply(requestID, .failed(error))]
+        }
+        state = .open(subscribed: true)
+        return [reply(requestID, .subscribed)]
     }
 
     /// The client closed its side, or the connection failed.
@@ -186,15 +216,54 @@ struct NotesServerSession {
         case changed(NoteChange)
     }
 
+    /// The error answering an add or an edit of `text`, when no reply of this server could carry its note.
+    private func refusal(of text: String) -> NotesError? {
+        let length = text.utf8.count
+        guard length > maxTextLength else { return nil }
+        return NotesError(
+            code: .tooLarge,
+            message: "a text of \(length) bytes; this server takes at most \(maxTextLength)"
+        )
+    }
+
+    private func tooLarge(_ note: Note) -> NotesError {
+        NotesError(
+            code: .tooLarge,
+            message: "note \(note.id.uuidString) has a text of \(note.content.utf8.count) bytes; "
+                + "at most \(maxTextLength) fit in a reply"
+        )
+    }
+
     private func reply(_ requestID: UInt32, _ message: NotesMessage) -> Action {
         let payload: ByteBuffer
-        do {
-            payload = try NotesWireFormat.encode(message, requestID: requestID)
-        } catch {
-            // A note kept by the store with a text too long for a frame (added locally): the request fails.
-            payload = (try? NotesWireFormat.encode(.failed(error), requestID: requestID)) ?? ByteBuffer()
+        if case .failed(let error) = message {
+            payload = failed(error, requestID: requestID)
+        } else {
+            do throws(NotesError) {
+                let encoded = try NotesWireFormat.encode(message, requestID: requestID)
+                guard encoded.readableBytes <= maxPayloadLength else {
+                    throw NotesError(code: .tooLarge, message: "a reply of \(encoded.readableBytes) bytes")
+                }
+                payload = encoded
+            } catch {
+                // A note kept by the store with a text too long for a frame (added locally): the request fails.
+                var failure = error
+                switch message {
+                case .added(let note), .edited(let note), .changed(.added(let note)), .changed(.edited(let note)):
+                    failure = tooLarge(note)
+                default: break
+                }
+                payload = failed(failure, requestID: requestID)
+            }
         }
         return .send(STXFrame(destination: destination, source: source, payload: payload))
+    }
+
+    /// An error reply cut to fit this server's payloads (its message shortened).
+    private func failed(_ error: NotesError, requestID: UInt32) -> ByteBuffer {
+        var error = error
+        error.message = NotesWireFormat.prefix(of: error.message, maxBytes: max(0, maxPayloadLength - 7))
+        return (try? NotesWireFormat.encode(.failed(error), requestID: requestID)) ?? ByteBuffer()
     }
 
     private func kind(of message: NotesMessage) -> String {

@@ -12,8 +12,22 @@ import struct Foundation.UUID
 public enum NotesWireFormat {
     /// The largest payload of an STX frame (its length field has 16 bits).
     public static let maxPayloadLength = 65_535
-    /// The longest text of a note, in UTF-8 bytes: the most that fits in any message with its note.
-    public static let maxTextLength = 65_535 - 5 - 16 - 8 - 2
+    /// The longest text of a note, in UTF-8 bytes: the most that fits in any message with its note, a page of one
+    /// note included (``maxTextLength(forPayloadLength:)`` of ``maxPayloadLength``).
+    public static let maxTextLength = 65_535 - noteOverhead
+
+    /// The bytes of a list page's header and of one note around its text: the most a note's text must leave room
+    /// for in a payload.
+    static let noteOverhead = 5 + 1 + 2 + 16 + 8 + 2
+
+    /// The longest text of a note that fits in every message with its note, a page of one note included, when
+    /// payloads hold at most `payloadLength` bytes (a server with a lower limit than the protocol's takes no longer
+    /// texts).
+    /// - Parameter payloadLength: the largest payload.
+    /// - Returns: `payloadLength` less 34 bytes (the page header and the note's id, date and length), or 0.
+    public static func maxTextLength(forPayloadLength payloadLength: Int) -> Int {
+        max(0, payloadLength - noteOverhead)
+    }
 
     /// The kind byte of each message.
     enum Kind: UInt8 {
@@ -82,7 +96,7 @@ public enum NotesWireFormat {
         case .failed(let error):
             header(.failed)
             buffer.writeInteger(error.code.rawValue, endianness: .little)
-            buffer.writeString(String(decoding: error.message.utf8.prefix(1_024), as: UTF8.self))
+            buffer.writeString(prefix(of: error.message, maxBytes: 1_024))
         case .changed(.added(let note)):
             header(.changedAdded)
             try buffer.writeNote(note)
@@ -101,8 +115,9 @@ public enum NotesWireFormat {
 
     /// The request id and message of a frame's payload.
     /// - Throws: ``NotesError`` `.unknownMessage` for a kind byte the protocol does not have (with the request id,
-    ///   when the payload has one, in ``NotesError/message``), `.malformedMessage` for anything else that does not
-    ///   parse, including bytes left over after the message.
+    ///   when the payload has one, in ``NotesError/message``), `.tooLarge` for an add or an edit whose text is over
+    ///   ``maxTextLength`` bytes, `.malformedMessage` for anything else that does not parse, including bytes left
+    ///   over after the message.
     public static func decode(_ payload: ByteBuffer) throws(NotesError) -> (requestID: UInt32, message: NotesMessage) {
         var buffer = payload
         guard let byte = buffer.readInteger(as: UInt8.self),
@@ -114,8 +129,8 @@ public enum NotesWireFormat {
         let message: NotesMessage
         switch kind {
         case .list: message = .list
-        case .add: message = .add(try buffer.readRestAsText())
-        case .edit: message = .edit(try buffer.readUUIDField(), try buffer.readRestAsText())
+        case .add: message = .add(try buffer.readRestAsNoteText())
+        case .edit: message = .edit(try buffer.readUUIDField(), try buffer.readRestAsNoteText())
         case .remove: message = .remove(try buffer.readUUIDField())
         case .subscribe: message = .subscribe
         case .authenticate: message = .authenticate(try buffer.readCredentials())
@@ -146,8 +161,18 @@ public enum NotesWireFormat {
         return (requestID, message)
     }
 
-    /// `notes` cut into pages that each fit in one frame, in order; one empty page for no notes.
-    public static func pages(of notes: [Note]) -> [[Note]] {
+    /// The request id of a payload, when it is long enough to have one (whether or not the rest parses).
+    static func requestID(of payload: ByteBuffer) -> UInt32? {
+        payload.getInteger(at: payload.readerIndex + 1, endianness: .little, as: UInt32.self)
+    }
+
+    /// `notes` cut into pages that each fit in a payload of `maxPayloadLength` bytes, in order; one empty page for
+    /// no notes. A note too long to fit in any page (a text over ``maxTextLength(forPayloadLength:)`` bytes) gets a
+    /// page of its own, which ``encode(_:requestID:)`` or the frame's limit then refuses.
+    /// - Parameters:
+    ///   - notes: the notes of a list, in order.
+    ///   - maxPayloadLength: the largest payload of a frame (a server's limit may be lower than the protocol's).
+    public static func pages(of notes: [Note], maxPayloadLength: Int = NotesWireFormat.maxPayloadLength) -> [[Note]] {
         var pages: [[Note]] = []
         var page: [Note] = []
         var size = 5 + 3
@@ -163,6 +188,20 @@ public enum NotesWireFormat {
         }
         pages.append(page)
         return pages
+    }
+
+    /// The longest start of `text` of at most `maxBytes` UTF-8 bytes that ends on a character.
+    static func prefix(of text: String, maxBytes: Int) -> String {
+        guard text.utf8.count > maxBytes else { return text }
+        var end = text.startIndex
+        var length = 0
+        for character in text {
+            let size = character.utf8.count
+            guard length + size <= maxBytes else { break }
+            length += size
+            end = text.index(after: end)
+        }
+        return String(text[..<end])
     }
 
     static func checkText(_ text: String) throws(NotesError) {
@@ -202,6 +241,15 @@ extension ByteBuffer {
                 bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
             )
         )
+    }
+
+    /// The rest of a request as a note's text: refused over ``NotesWireFormat/maxTextLength`` bytes, since no reply
+    /// could carry the note.
+    fileprivate mutating func readRestAsNoteText() throws(NotesError) -> String {
+        guard readableBytes <= NotesWireFormat.maxTextLength else {
+            throw NotesWireFormat.tooLarge("a text of \(readableBytes) bytes; at most \(NotesWireFormat.maxTextLength)")
+        }
+        return try readRestAsText()
     }
 
     fileprivate mutating func readRestAsText() throws(NotesError) -> String {

@@ -102,10 +102,19 @@ public final class RemoteNoteStore: Sendable {
         guard case .removed = try await request(.remove(id)) else { throw unexpected() }
     }
 
+    /// The most changes a stream of ``changes()`` keeps unread.
+    public static let maxUnreadChanges = 10_000
+
     /// Subscribes, and returns every change made after this call returns, by any client, until the connection
     /// ends (then the stream fails with ``NotesError/Code/connectionFailed``) or ``close()``.
+    ///
+    /// A stream whose reader falls ``maxUnreadChanges`` changes behind fails with ``NotesError/Code/tooLarge``
+    /// rather than grow without bound: watch again and list to catch up.
     public func changes() async throws -> AsyncThrowingStream<NoteChange, any Error> {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: NoteChange.self)
+        let (stream, continuation) = AsyncThrowingStream.makeStream(
+            of: NoteChange.self,
+            bufferingPolicy: .bufferingOldest(Self.maxUnreadChanges)
+        )
         let ended = state.withLock { s -> NotesError? in
             if s.ended == nil { s.changes.append(continuation) }
             return s.ended
@@ -169,7 +178,16 @@ public final class RemoteNoteStore: Sendable {
                     let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
                     waiter?.resume(with: result.mapError { $0 as any Error })
                 case .change(let change):
-                    for continuation in state.withLock({ $0.changes }) { continuation.yield(change) }
+                    for continuation in state.withLock({ $0.changes }) {
+                        guard case .dropped = continuation.yield(change) else { continue }
+                        // The reader fell too far behind: its stream ends (it may have missed changes).
+                        continuation.finish(
+                            throwing: NotesError(
+                                code: .tooLarge,
+                                message: "more than \(Self.maxUnreadChanges) changes waited unread"
+                            )
+                        )
+                    }
                 case .none:
                     break
                 case .violation(let what):

@@ -15,8 +15,18 @@ struct RemoteRequestTable {
         case violation(String)
     }
 
+    /// The most bytes of notes (their wire size) one list may gather before the server is taken to misbehave.
+    static let defaultMaxListBytes = 256 << 20
+
     private var nextID: UInt32 = 1
     private var pending: [UInt32: [Note]] = [:]
+    private var listBytes: [UInt32: Int] = [:]
+    private let maxListBytes: Int
+
+    /// A table whose lists may gather at most `maxListBytes` bytes of notes.
+    init(maxListBytes: Int = defaultMaxListBytes) {
+        self.maxListBytes = maxListBytes
+    }
 
     /// The number of requests waiting for their reply.
     var count: Int { pending.count }
@@ -32,6 +42,7 @@ struct RemoteRequestTable {
     /// Request `id` will not be answered (its send failed).
     mutating func abandon(_ id: UInt32) {
         pending[id] = nil
+        listBytes[id] = nil
     }
 
     /// A message arrived with `requestID`.
@@ -49,18 +60,23 @@ struct RemoteRequestTable {
         }
         switch message {
         case .notes(let page, let isLast):
+            let bytes = listBytes[requestID, default: 0] + page.reduce(0) { $0 + 26 + $1.content.utf8.count }
+            guard bytes <= maxListBytes else {
+                return .violation("a list of more than \(maxListBytes) bytes of notes")
+            }
             notes += page
             if !isLast {
                 pending[requestID] = notes
+                listBytes[requestID] = bytes
                 return .none
             }
-            pending[requestID] = nil
+            abandon(requestID)
             return .reply(id: requestID, .success(.notes(notes, isLast: true)))
         case .failed(let error):
-            pending[requestID] = nil
+            abandon(requestID)
             return .reply(id: requestID, .failure(error))
         case .added, .edited, .removed, .subscribed, .authenticated:
-            pending[requestID] = nil
+            abandon(requestID)
             return .reply(id: requestID, .success(message))
         case .list, .add, .edit, .remove, .subscribe, .authenticate, .changed:
             return .violation("a request (\(message)) from the server")
@@ -69,7 +85,10 @@ struct RemoteRequestTable {
 
     /// The connection ended: every request waiting fails.
     mutating func ended() -> [UInt32] {
-        defer { pending = [:] }
+        defer {
+            pending = [:]
+            listBytes = [:]
+        }
         return Array(pending.keys)
     }
 }

@@ -1,5 +1,7 @@
 import Foundation
+import NIOPosix
 import TetherConcurrency
+import TetherStore
 
 /// Runs async PostgreSQL work for the synchronous ``TetherStore/ObjectContext`` API: the caller's thread waits on a
 /// semaphore while a task runs the work on this executor's one thread of its own.
@@ -44,7 +46,16 @@ final class BlockingBridge: TaskExecutor, @unchecked Sendable {
     /// Runs `body` on the bridge and waits for its result on the calling thread.
     ///
     /// Must not be called from the bridge's own thread (it would wait for itself).
+    /// - Throws: `StoreError.Code.invalidArgument`, without running `body`, when called on an event loop (blocking
+    ///   it could stall every connection on it, the database's included); otherwise `body`'s error.
     func wait<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+        if MultiThreadedEventLoopGroup.currentEventLoop != nil {
+            throw StoreError(
+                code: .invalidArgument,
+                message: "a PostgreSQL object store was called on an event loop, which must never block: "
+                    + "call it from a thread or a task that may"
+            )
+        }
         let result = LockedBox<Result<T, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task(executorPreference: self) {

@@ -1,3 +1,4 @@
+public import Logging
 import PostgresNIO
 import TetherConcurrency
 public import TetherStore
@@ -11,15 +12,22 @@ extension PostgresStore {
     /// pool; it is listening when this method returns, so every write that commits afterwards is reported. It ends
     /// when the task iterating it is cancelled or the iteration stops.
     ///
-    /// A record of more than 4,096 bytes of JSON is read from the table when its notification arrives (an update of
-    /// a record deleted since is then skipped: its deletion follows). A row whose id is more than 1,024 bytes of JSON
-    /// is not reported (a notification must stay under PostgreSQL's 8,000 bytes).
+    /// A notification names the row, never carries it: any role that can connect may send one. The feed reads the
+    /// row when the notification arrives and reports what the table holds then, so a record is reported with the
+    /// content of its latest write (an insert followed at once by an update may be reported as an insert and an
+    /// update of the updated record), an insert or update of a record deleted since is skipped (its deletion
+    /// follows), and a deletion of a row that exists again is skipped (its insert follows). A notification the
+    /// table does not confirm is skipped; one that cannot be read is skipped with a warning on `logger`. Neither
+    /// ends the feed. A row whose id is more than 1,024 bytes of JSON is not reported (a notification must stay
+    /// under PostgreSQL's 8,000 bytes).
     ///
+    /// - Parameter logger: Where a skipped notification that cannot be read is reported, at `.warning`.
     /// - Returns: The changes; the stream fails with `StoreError.Code.io` when the connection to the database is
-    ///   lost (the changes made until you watch again are not reported: read the table again) and with
-    ///   `StoreError.Code.corruptData` for a notification on the table's channel that its trigger did not send.
+    ///   lost (the changes made until you watch again are not reported: read the table again).
     /// - Throws: `StoreError.Code.io` when the database cannot be reached.
-    public func changes() async throws -> AsyncThrowingStream<RecordChange<Record>, any Error> {
+    public func changes(
+        logger: Logger = Logger(label: "tether.postgres.changes")
+    ) async throws -> AsyncThrowingStream<RecordChange<Record>, any Error> {
         let configuration = pool.configuration
         let connection: PostgresConnection
         do {
@@ -33,7 +41,8 @@ extension PostgresStore {
         }
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: RecordChange<Record>.self)
         let table = tableName
-        let channel = PostgresChangeNotification.channel(for: table)
+        let schema = schemaName
+        let channel = PostgresChangeNotification.channel(schema: schema, table: table)
         try await withCheckedThrowingContinuation { (started: CheckedContinuation<Void, any Error>) in
             let start = LockedBox<CheckedContinuation<Void, any Error>?>(started)
             let task = Task {
@@ -41,11 +50,19 @@ extension PostgresStore {
                     try await connection.listen(on: channel) { notifications in
                         start.withLock { $0.take() }?.resume()
                         for try await notification in notifications {
-                            let change: RecordChange<Record>? = try await PostgresChangeNotification.change(
-                                from: notification.payload,
-                                table: table,
-                                fetch: { try await self.fetchOne(id: $0) }
-                            )
+                            let change: RecordChange<Record>?
+                            do {
+                                change = try await PostgresChangeNotification.change(
+                                    from: notification.payload,
+                                    schema: schema,
+                                    table: table,
+                                    fetch: { try await self.fetchOneWithVersion(id: $0) }
+                                )
+                            } catch let error as StoreError where error.code == .corruptData {
+                                // Anyone may notify the channel: one bad payload costs that message, not the feed.
+                                logger.warning("skipped a change notification of \(table): \(error.message)")
+                                continue
+                            }
                             if let change { continuation.yield(change) }
                         }
                     }

@@ -5,10 +5,11 @@ public import TetherStore
 
 /// A `RecordStore` in a PostgreSQL table, with `SQLiteStore`'s semantics and error codes.
 ///
-/// Layout (schema version 2, see <doc:GettingStarted>): `"<table>" (seq BIGSERIAL, id TEXT PRIMARY KEY,
+/// Layout (schema version 4, see <doc:GettingStarted>): `"<table>" (seq BIGSERIAL, id TEXT PRIMARY KEY,
 /// record BYTEA, version BIGINT)`, where `id` is the JSON encoding of `record.id`, `record` the JSON encoding of the
-/// record (sorted keys, kept byte for byte), `seq` the insertion order and `version` a counter every write
-/// increments. Each call is one statement or one transaction. Any number of stores, pools and processes may write to
+/// record (sorted keys, kept byte for byte), `seq` the insertion order and `version` a number every write raises,
+/// taken from the schema's sequence `tether_version`, so that a key never has the same version twice, not even after
+/// its row is deleted and inserted again. Each call is one statement or one transaction. Any number of stores, pools and processes may write to
 /// one table at once: the database arbitrates (there is no `StoreError.Code.locked`), and
 /// ``update(_:expectedVersion:)`` reports a lost race as `StoreError.Code.conflict`.
 public final class PostgresStore<Record: Codable & Identifiable & Sendable>: RecordStore, Sendable
@@ -17,6 +18,9 @@ where Record.ID: Codable & Sendable {
     public let pool: PostgresPool
     /// The table's name.
     public let tableName: String
+    /// The schema the table is in: the first schema of the connections' search path that exists when the store is
+    /// opened (`public` by default).
+    public let schemaName: String
     private let table: String
 
     /// Opens the table `tableName` through `pool`, creating it or migrating its schema first.
@@ -34,7 +38,7 @@ where Record.ID: Codable & Sendable {
         self.pool = pool
         self.tableName = table
         self.table = PostgresSchema.quote(table)
-        try await pool.withDedicatedConnection("cannot prepare table \(table)") { connection in
+        self.schemaName = try await pool.withDedicatedConnection("cannot prepare table \(table)") { connection in
             try await PostgresSchema.prepare(table: table, on: connection)
         }
     }
@@ -80,8 +84,8 @@ where Record.ID: Codable & Sendable {
     ///   - record: The new value.
     ///   - expectedVersion: The version this writer read.
     /// - Returns: The record's new version.
-    /// - Throws: `StoreError.Code.conflict` when another writer changed the record since,
-    ///   `StoreError.Code.notFound` when there is no such record (any more).
+    /// - Throws: `StoreError.Code.conflict` when another writer changed the record since (or deleted it and
+    ///   inserted it again), `StoreError.Code.notFound` when there is no such record (any more).
     @discardableResult
     public func update(_ record: Record, expectedVersion: Int64) async throws -> Int64 {
         let (id, data) = try RecordRowCoding<Record>.encode(record)

@@ -49,15 +49,16 @@ extension DemoSteps {
     ) async throws {
         let watcher = try await RemoteNoteStore.connect(host: "127.0.0.1", port: watchPort, credentials: credentials)
         let writer = try await RemoteNoteStore.connect(host: "127.0.0.1", port: writePort, credentials: credentials)
-        let changes = try await watcher.changes()
-        let note = try await writer.add("Buy milk")
-        let edited = try await writer.edit(note.id, text: "Buy oat milk")
-        try await writer.remove(note.id)
+        var changes = try await watcher.changes().makeAsyncIterator()
+        // Each change is awaited before the next write: a server on a shared database pushes a note as the
+        // database holds it when it reads it.
         var pushed: [NoteChange] = []
-        for try await change in changes {
-            pushed.append(change)
-            if pushed.count == 3 { break }
-        }
+        let note = try await writer.add("Buy milk")
+        if let change = try await changes.next() { pushed.append(change) }
+        let edited = try await writer.edit(note.id, text: "Buy oat milk")
+        if let change = try await changes.next() { pushed.append(change) }
+        try await writer.remove(note.id)
+        if let change = try await changes.next() { pushed.append(change) }
         await writer.close()
         await watcher.close()
         guard pushed == [.added(note), .edited(edited), .removed(note.id)] else {

@@ -162,7 +162,10 @@ struct NotesCommand: AsyncParsableCommand {
                     Terminal.line(String(decoding: try encoder.encode(entries), as: UTF8.self))
                 } else {
                     for note in notes {
-                        Terminal.line("\(note.id.uuidString)  \(isoDate(note.date))  \(note.content)")
+                        // Other people's text: its control characters escaped (the JSON form escapes them too).
+                        Terminal.line(
+                            "\(note.id.uuidString)  \(isoDate(note.date))  \(Terminal.printable(note.content))"
+                        )
                     }
                 }
             }
@@ -231,13 +234,14 @@ func reportingErrors(_ body: () async throws -> Void) async throws {
         Terminal.error("error: authentication failed")
         throw ExitCode(77)
     } catch let failure as NotesFailure {
-        Terminal.error("error: \(failure.message)")
+        Terminal.error("error: \(Terminal.printable(failure.message))")
         throw ExitCode.failure
     } catch let error as StoreError {
-        Terminal.error("error: \(error)")
+        Terminal.error("error: \(Terminal.printable("\(error)"))")
         throw ExitCode.failure
     } catch let error as NotesError {
-        Terminal.error("error: \(error)")
+        // A server's words: escaped like its notes.
+        Terminal.error("error: \(Terminal.printable("\(error)"))")
         throw ExitCode.failure
     }
 }

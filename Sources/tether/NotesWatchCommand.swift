@@ -24,8 +24,11 @@ extension NotesCommand {
                 if options.verbose { Terminal.error("debug: subscribed") }
                 for try await change in changes {
                     switch change {
-                    case .added(let note): Terminal.line("added \(note.id.uuidString) \(note.content)")
-                    case .edited(let note): Terminal.line("edited \(note.id.uuidString) \(note.content)")
+                    // Notes are other people's text: printed with their control characters escaped.
+                    case .added(let note):
+                        Terminal.line("added \(note.id.uuidString) \(Terminal.printable(note.content))")
+                    case .edited(let note):
+                        Terminal.line("edited \(note.id.uuidString) \(Terminal.printable(note.content))")
                     case .removed(let id): Terminal.line("removed \(id.uuidString)")
                     }
                 }

@@ -240,6 +240,22 @@ struct NotesCommandTests {
         #expect(plain.errors.hasPrefix("error: "))
     }
 
+    @Test("list prints a note's control characters escaped: no terminal escape, no fake line")
+    func listEscapesControlCharacters() async throws {
+        let folder = FileManager.default.temporaryDirectory
+            .appendingPathComponent("TetherNotesEscapes-\(UUID().uuidString)", isDirectory: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let hostile = "evil\u{1B}[2J\nab12cd34  2001-01-01T00:00:00.000Z  a fake note\u{7}"
+        let added = try await Self.notes(["add", "--dir", folder.path, hostile])
+        #expect(added.status == 0, "\(added.errors)")
+        let id = added.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let listed = try await Self.notes(["list", "--dir", folder.path])
+        #expect(listed.status == 0)
+        #expect(!listed.output.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 })
+        let line = try #require(listed.output.split(separator: "\n").first { $0.hasPrefix(id) })
+        #expect(line.hasSuffix("  evil\\u{1B}[2J\\nab12cd34  2001-01-01T00:00:00.000Z  a fake note\\u{7}"))
+    }
+
     @Test("--remote checks its argument, and a server that is not there is an error, not a hang")
     func badRemote() async throws {
         let malformed = try await Self.notes(["list", "--remote", "no-port"])

@@ -34,14 +34,24 @@ struct NotesServerSessionTests {
         #expect(session.isOpen)
     }
 
-    @Test("subscribe: once subscribed, a second subscribe only answers")
+    @Test("subscribe: answered once the subscription is in place; once subscribed, a second subscribe only answers")
     func subscribeOnce() throws {
         var session = NotesServerSession()
-        #expect(
-            session.received(try frame(.subscribe, id: 5))
-                == [.subscribe(destination: 9, source: 1), try reply(.subscribed, id: 5)]
-        )
+        #expect(session.received(try frame(.subscribe, id: 5)) == [.subscribe(requestID: 5, destination: 9, source: 1)])
+        #expect(session.subscription(requestID: 5, isSubscribed: true) == [try reply(.subscribed, id: 5)])
         #expect(session.received(try frame(.subscribe, id: 6)) == [try reply(.subscribed, id: 6)])
+    }
+
+    @Test("a subscription the change feed cannot take now is answered storeFailure; a later subscribe asks again")
+    func aSubscriptionTheFeedCannotTakeFails() throws {
+        var session = NotesServerSession()
+        #expect(session.received(try frame(.subscribe, id: 5)) == [.subscribe(requestID: 5, destination: 9, source: 1)])
+        let refused = session.subscription(requestID: 5, isSubscribed: false)
+        guard case .send(let sent) = try #require(refused.first), refused.count == 1 else {
+            throw NotesError(code: .notFound, message: "\(refused)")
+        }
+        #expect(try NotesWireFormat.decode(sent.payload).message.isFailure(.storeFailure))
+        #expect(session.received(try frame(.subscribe, id: 6)) == [.subscribe(requestID: 6, destination: 9, source: 1)])
     }
 
     @Test("a reply sent as a request is unknownMessage, with the request id; the session goes on")
@@ -68,6 +78,48 @@ struct NotesServerSessionTests {
         #expect(requestID == 0)
         #expect(message == .failed(NotesError(code: .malformedMessage, message: "a payload of 1 bytes has no header")))
         #expect(session.isOpen)
+    }
+
+    @Test("a payload whose request id was read but whose body is malformed is answered with that request id")
+    func aMalformedRequestIsAnsweredWithItsRequestID() throws {
+        var session = NotesServerSession()
+        let actions = session.received(STXFrame(destination: 1, source: 9, bytes: [0x02, 3, 0, 0, 0, 0xC3, 0x28]))
+        guard case .send(let sent) = try #require(actions.first), actions.count == 1 else {
+            Issue.record("expected one reply, got \(actions)")
+            return
+        }
+        let (requestID, message) = try NotesWireFormat.decode(sent.payload)
+        #expect(requestID == 3)
+        guard case .failed(let error) = message else { throw NotesError(code: .notFound, message: "\(message)") }
+        #expect(error.code == .malformedMessage)
+    }
+
+    @Test("a session with a lower payload limit: pages, error replies and refused texts all fit in it")
+    func aLowerPayloadLimitShapesEveryReply() throws {
+        var session = NotesServerSession(maxPayloadLength: 200)
+        let notes = (0..<10).map { Note(content: String(repeating: "n", count: 100 + $0)) }
+        let listed = session.stored(requestID: 1, .success(.notes(notes)))
+        var received: [Note] = []
+        for action in listed {
+            guard case .send(let frame) = action else { throw NotesError(code: .notFound, message: "\(action)") }
+            #expect(frame.payload.readableBytes <= 200)
+            guard case .notes(let page, _) = try NotesWireFormat.decode(frame.payload).message else {
+                throw NotesError(code: .notFound, message: "not a page")
+            }
+            received += page
+        }
+        #expect(received == notes)
+        let refused = session.received(try frame(.add(String(repeating: "x", count: 200 - 33)), id: 2))
+        guard case .send(let sent) = try #require(refused.first), refused.count == 1 else {
+            throw NotesError(code: .notFound, message: "\(refused)")
+        }
+        #expect(try NotesWireFormat.decode(sent.payload).message.isFailure(.tooLarge))
+        let failure = NotesError(code: .notFound, message: String(repeating: "é", count: 300))
+        guard case .send(let reply) = try #require(session.stored(requestID: 3, .failure(failure)).first) else {
+            throw NotesError(code: .notFound, message: "no reply")
+        }
+        #expect(reply.payload.readableBytes <= 200)
+        #expect(try NotesWireFormat.decode(reply.payload).message.isFailure(.notFound))
     }
 
     @Test("framing errors: a bad checksum is answered and read past; out of step is answered, then closed")
@@ -134,5 +186,12 @@ struct NotesServerSessionTests {
             throw NotesError(code: .notFound, message: "")
         }
         #expect(error.code == .tooLarge)
+    }
+}
+
+extension NotesMessage {
+    /// Whether this is an error reply with `code`.
+    func isFailure(_ code: NotesError.Code) -> Bool {
+        if case .failed(let error) = self { error.code == code } else { false }
     }
 }

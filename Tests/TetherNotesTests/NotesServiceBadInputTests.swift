@@ -45,13 +45,13 @@ struct NotesServiceBadInputTests {
         await service.stop()
     }
 
-    @Test("an unknown message kind is answered unknownMessage with its request id; nothing changes")
+    @Test("an unknown message kind is answered unknownMessage with its request id, not 0; nothing changes")
     func unknownMessage() async throws {
         let service = try await NotesServiceFixture()
         let connection = try await service.rawLoggedIn()
         try await connection.write(STXFrame(destination: 1, source: 9, bytes: [0x42, 7, 0, 0, 0, 1, 2]), using: codec)
         let (id, reply) = try await nextReply(connection)
-        #expect(id == 0)
+        #expect(id == 7)
         guard case .failed(let error) = reply else { throw NotesError(code: .notFound, message: "\(reply)") }
         #expect(error.code == .unknownMessage)
         #expect(error.message.contains("request 7"))
@@ -74,6 +74,63 @@ struct NotesServiceBadInputTests {
         #expect(try await service.store.count() == 0)
         try await connection.close()
         await service.stop()
+    }
+
+    @Test("an add too long for its reply is refused tooLarge with its request id; nothing is stored, list still works")
+    func anAddTooLongForItsReplyIsRefusedAndListKeepsWorking() async throws {
+        let service = try await NotesServiceFixture()
+        let connection = try await service.rawLoggedIn()
+        // 65 520 bytes of text: the add fits in a frame, its `added` reply would not.
+        let text = [UInt8](repeating: 0x61, count: 65_520)
+        try await connection.write(STXFrame(destination: 1, source: 9, bytes: [0x02, 4, 0, 0, 0] + text), using: codec)
+        let (id, reply) = try await nextReply(connection)
+        #expect(id == 4)
+        guard case .failed(let error) = reply else { throw NotesError(code: .notFound, message: "\(reply)") }
+        #expect(error.code == .tooLarge)
+        #expect(try await service.store.count() == 0)
+        try await send(.list, id: 5, on: connection)
+        let (listID, list) = try await nextReply(connection)
+        #expect(listID == 5 && list == .notes([], isLast: true))
+        try await connection.close()
+        await service.stop()
+    }
+
+    @Test("a server with a lower payload limit lists in pages that fit it, and refuses a text its reply cannot carry")
+    func aServerWithALowerPayloadLimitListsInPagesThatFit() async throws {
+        let service = try await NotesServiceFixture(maxPayloadLength: 1_024)
+        let client = try await service.client()
+        var added: [Note] = []
+        for index in 0..<10 { added.append(try await client.add(String(repeating: "\(index)", count: 300))) }
+        #expect(try await client.list() == added)
+        let tooLong = await #expect(throws: NotesError.self) {
+            try await client.add(String(repeating: "x", count: 1_024 - 33))
+        }
+        #expect(tooLong?.code == .tooLarge)
+        _ = try await client.add(String(repeating: "x", count: 1_024 - 34))
+        #expect(try await service.store.count() == 11)
+        #expect(try await client.list().count == 11)
+        await client.close()
+        await service.stop()
+    }
+
+    @Test("a store failure is answered storeFailure with a fixed message: no path, no database text")
+    func aStoreFailureReplyCarriesNoDetail() async throws {
+        let server = NotesServer(store: FailingNoteStore())
+        let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
+        let serving = Task { try await server.serve(listener) }
+        let client = try await RemoteNoteStore.connect(host: "127.0.0.1", port: listener.localPort)
+        let requests: [@Sendable () async throws -> Void] = [
+            { _ = try await client.list() }, { _ = try await client.add("x") },
+        ]
+        for request in requests {
+            let failure = await #expect(throws: NotesError.self) { try await request() }
+            #expect(failure?.code == .storeFailure)
+            #expect(failure?.message == "the store failed; nothing changed")
+        }
+        await client.close()
+        try await listener.close()
+        serving.cancel()
+        _ = await serving.result
     }
 
     @Test("garbage instead of a start byte (before authenticating) is answered outOfStep, then the server closes")

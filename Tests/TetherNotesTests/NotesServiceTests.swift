@@ -5,6 +5,7 @@ import TetherCore
 import TetherNotes
 import TetherSockets
 import TetherStore
+import TetherTestSupport
 
 @Suite(
     "The notes service over loopback: a SQLite server with accounts, logged-in clients, watchers",
@@ -102,5 +103,58 @@ struct NotesServiceTests {
         #expect(received == count)
         for client in clients { await client.close() }
         await service.stop()
+    }
+}
+
+extension NotesServiceTests {
+    @Test(
+        "an edit and a remove of one note raced on two connections: the watcher always ends where the store does",
+        arguments: SeededGenerator.seeds(first: 4_000, count: 1)
+    )
+    func racedEditAndRemoveArePushedInCommitOrder(seed: UInt64) async throws {
+        let store = try SQLiteStore<Note>.inMemory(tableName: "Note")
+        let server = NotesServer(store: YieldingNoteStore(base: store, seed: seed))
+        let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
+        let serving = Task { try await server.serve(listener) }
+        func client() async throws -> RemoteNoteStore {
+            try await RemoteNoteStore.connect(host: "127.0.0.1", port: listener.localPort)
+        }
+        let (editor, remover, watcher) = (
+            try await client(), try await client(), try await client()
+        )
+        var changes = try await watcher.changes().makeAsyncIterator()
+        var random = SeededGenerator(seed: seed)
+        var seen: [UUID: Note] = [:]
+        for round in 0..<600 {
+            let note = try await editor.add("round \(round)")
+            // Each side starts after a seeded number of yields, so that either may commit first.
+            let (editYields, removeYields) = (
+                Int.random(in: 0..<4, using: &random), Int.random(in: 0..<4, using: &random)
+            )
+            async let edited: Bool = {
+                for _ in 0..<editYields { await Task.yield() }
+                return (try? await editor.edit(note.id, text: "round \(round), edited")) != nil
+            }()
+            async let removed: Bool = {
+                for _ in 0..<removeYields { await Task.yield() }
+                return (try? await remover.remove(note.id)) != nil
+            }()
+            let pushes = 1 + (await edited ? 1 : 0) + (await removed ? 1 : 0)
+            for _ in 0..<pushes {
+                switch try #require(try await changes.next()) {
+                case .added(let added), .edited(let added): seen[added.id] = added
+                case .removed(let id): seen[id] = nil
+                }
+            }
+            let stored = try await store.fetchAll()
+            guard Set(seen.values) == Set(stored) else {
+                Issue.record("seed \(seed), round \(round): the watcher holds \(seen.values), the store \(stored)")
+                break
+            }
+        }
+        for client in [editor, remover, watcher] { await client.close() }
+        try await listener.close()
+        serving.cancel()
+        _ = await serving.result
     }
 }

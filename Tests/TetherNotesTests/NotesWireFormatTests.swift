@@ -83,12 +83,43 @@ struct NotesWireFormatTests {
     func textLimit() throws {
         let longest = String(repeating: "a", count: NotesWireFormat.maxTextLength)
         let payload = try NotesWireFormat.encode(.changed(.edited(Note(content: longest))), requestID: 1)
-        #expect(payload.readableBytes == NotesWireFormat.maxPayloadLength)
+        #expect(payload.readableBytes < NotesWireFormat.maxPayloadLength)
         for message in [
             NotesMessage.add(longest + "a"), .edit(Self.id, longest + "a"), .added(Note(content: longest + "a")),
         ] {
             let error = try #require(throws: NotesError.self) { try NotesWireFormat.encode(message, requestID: 1) }
             #expect(error.code == .tooLarge)
+        }
+    }
+
+    @Test("a page of one note of the longest text fills a payload exactly: every note that may be stored is listable")
+    func aPageOfOneNoteOfTheLongestTextFitsInAPayload() throws {
+        let longest = Note(content: String(repeating: "a", count: NotesWireFormat.maxTextLength))
+        let payload = try NotesWireFormat.encode(.notes([longest], isLast: true), requestID: 1)
+        #expect(payload.readableBytes == NotesWireFormat.maxPayloadLength)
+        #expect(NotesWireFormat.maxTextLength(forPayloadLength: 1_024) == 1_024 - 34)
+    }
+
+    @Test("an add or an edit whose text is over the limit is refused tooLarge when read, before anything is stored")
+    func anAddOrAnEditOverTheTextLimitIsRefusedWhenRead() throws {
+        let text = [UInt8](repeating: 0x61, count: NotesWireFormat.maxTextLength + 1)
+        let add = ByteBuffer(bytes: [0x02, 1, 0, 0, 0] + text)
+        let edit = ByteBuffer(bytes: [0x03, 2, 0, 0, 0] + [UInt8](repeating: 7, count: 16) + text)
+        for payload in [add, edit] {
+            let error = try #require(throws: NotesError.self) { try NotesWireFormat.decode(payload) }
+            #expect(error.code == .tooLarge)
+        }
+        let longest = ByteBuffer(bytes: [0x02, 1, 0, 0, 0] + text.dropLast())
+        #expect(try NotesWireFormat.decode(longest).message == .add(String(repeating: "a", count: text.count - 1)))
+    }
+
+    @Test("pages for a lower payload limit: each page fits in it")
+    func pagesForALowerPayloadLimitFitInIt() throws {
+        let notes = (0..<20).map { Note(content: String(repeating: "x", count: 300 + $0)) }
+        let pages = NotesWireFormat.pages(of: notes, maxPayloadLength: 1_024)
+        #expect(pages.flatMap { $0 } == notes)
+        for page in pages {
+            #expect(try NotesWireFormat.encode(.notes(page, isLast: false), requestID: 1).readableBytes <= 1_024)
         }
     }
 

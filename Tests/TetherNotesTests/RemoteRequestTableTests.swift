@@ -30,6 +30,18 @@ struct RemoteRequestTableTests {
         )
     }
 
+    @Test("a list whose pages gather more than the byte limit is a violation, not a growing buffer")
+    func aListOverTheByteLimitIsAViolation() {
+        var table = RemoteRequestTable(maxListBytes: 100)
+        let id = table.begin()
+        let note = Note(content: String(repeating: "x", count: 40))
+        #expect(table.received(requestID: id, .notes([note], isLast: false)) == .none)
+        if case .violation = table.received(requestID: id, .notes([note], isLast: false)) {
+        } else {
+            Issue.record("a list over the limit was kept")
+        }
+    }
+
     @Test("pushes with id 0 are changes; anything unasked for is a violation")
     func pushesAndViolations() {
         var table = RemoteRequestTable()

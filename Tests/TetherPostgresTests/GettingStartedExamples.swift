@@ -133,6 +133,10 @@ struct GettingStartedExamples {
         let url = try await freshDatabase()
         let store = try await PostgresStore<Note>(url: url)
         let writer = try await PostgresStore<Note>(url: url)
+        // One write to each of three notes: the feed reports each row as the table holds it when it reads it.
+        var edited = Note(content: "before")
+        let removed = Note(content: "removed")
+        try await writer.insert(contentsOf: [edited, removed])
         let (listening, started) = AsyncStream.makeStream(of: Void.self)
         let watching = Task {
             // `changes()` returns once listening; the first change is made after the feed's connection listens.
@@ -145,12 +149,11 @@ struct GettingStartedExamples {
             started.finish()
         }
         for await _ in listening {}
-        var note = Note(content: "one")
-        try await writer.insert(note)
-        note.content = "two"
-        try await writer.update(note)
-        try await writer.delete(id: note.id)
-        #expect(try await watching.value == ["added one", "edited two", "removed \(note.id)"])
+        try await writer.insert(Note(content: "one"))
+        edited.content = "two"
+        try await writer.update(edited)
+        try await writer.delete(id: removed.id)
+        #expect(try await watching.value == ["added one", "edited two", "removed \(removed.id)"])
         // The feed's connection is closed once the loop breaks.
         while try await isListening(store) { try await Task.sleep(for: .milliseconds(10)) }
     }

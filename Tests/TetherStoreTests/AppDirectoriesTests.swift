@@ -81,3 +81,37 @@ struct AppDirectoriesTests {
         #expect(AppDirectories.homeDirectory(["HOME": "relative"]).path == passwordHome)
     }
 }
+
+extension AppDirectoriesTests {
+    @Test func aTemporaryFolderThatIsALinkOrThatOthersMayWriteToIsRefused() async throws {
+        try await withTemporaryDirectory { root in
+            let tmp = root.appendingPathComponent("tmp")
+            try FileManager.default.createDirectory(at: tmp, withIntermediateDirectories: true)
+            let dirs = try AppDirectories(appName: "MyNotes", environment: ["TMPDIR": tmp.path], homeDirectory: root)
+            // Made beforehand by someone else's hand: writable by every user.
+            try FileManager.default.createDirectory(at: dirs.temporary, withIntermediateDirectories: false)
+            try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: dirs.temporary.path)
+            let open = await expectStoreError(.io) { try dirs.createDirectories() }
+            #expect(open?.message.contains("not this user's own") == true)
+            // A link to a folder elsewhere.
+            try FileManager.default.removeItem(at: dirs.temporary)
+            let elsewhere = root.appendingPathComponent("elsewhere")
+            try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: false)
+            try FileManager.default.createSymbolicLink(at: dirs.temporary, withDestinationURL: elsewhere)
+            await expectStoreError(.io) { try dirs.createDirectories() }
+            // A private folder of another user (only root can make one here).
+            try FileManager.default.removeItem(at: dirs.temporary)
+            if getuid() == 0 {
+                try FileManager.default.createDirectory(
+                    at: dirs.temporary,
+                    withIntermediateDirectories: false,
+                    attributes: [.posixPermissions: 0o700, .ownerAccountID: 65_534]
+                )
+                await expectStoreError(.io) { try dirs.createDirectories() }
+                try FileManager.default.removeItem(at: dirs.temporary)
+            }
+            // The user's own private folder is taken.
+            try dirs.createDirectories()
+        }
+    }
+}

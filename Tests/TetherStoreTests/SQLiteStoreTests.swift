@@ -109,3 +109,25 @@ struct SQLiteStoreTests {
         #expect("\(StoreError(code: .notFound, message: "m"))".contains("notFound"))
     }
 }
+
+extension SQLiteStoreTests {
+    @Test func aNewDatabaseAndItsJournalFilesAreTheOwnersOnly() async throws {
+        try await withTemporaryDirectory { directory in
+            let records = directory.appendingPathComponent("notes.sqlite3")
+            let store = try SQLiteStore<Note>(url: records, tableName: "Note")
+            try await store.insert(Note(content: "personal"))
+            let objects = directory.appendingPathComponent("objects.sqlite3")
+            let container = PersistentContainer(name: "Objects", model: notesModel, storeType: .sqlite(objects))
+            try container.loadPersistentStores()
+            try container.viewContext.insert(entityName: "Folder", values: ["name": .string("personal")])
+            try container.viewContext.save()
+            for path in [
+                records.path, records.path + "-wal", records.path + "-shm", objects.path, objects.path + "-wal",
+            ] {
+                let attributes = try FileManager.default.attributesOfItem(atPath: path)
+                let mode = try #require(attributes[.posixPermissions] as? Int)
+                #expect(mode & 0o077 == 0, "\(path) has mode \(String(mode, radix: 8))")
+            }
+        }
+    }
+}

@@ -103,7 +103,11 @@ public struct AppDirectories: Sendable, Hashable {
     }
 
     /// Creates each folder (and its parents) with mode 0700; folders that exist are left as they are.
-    /// - Throws: ``StoreError/Code/io`` when a folder cannot be created.
+    ///
+    /// ``temporary`` lies in a folder every user may write to, so where it exists already it must be the current
+    /// user's own: a real folder (not a symbolic link), owned by the current user, that no other user may write to.
+    /// - Throws: ``StoreError/Code/io`` when a folder cannot be created, or when ``temporary`` exists and is not the
+    ///   current user's own.
     public func createDirectories() throws {
         for url in [documents, library, preferences, caches, temporary] {
             do {
@@ -115,6 +119,25 @@ public struct AppDirectories: Sendable, Hashable {
             } catch {
                 throw StoreError(code: .io, message: "cannot create directory", url: url, underlying: error)
             }
+        }
+        try Self.checkOwnFolder(temporary)
+    }
+
+    /// Refuses a folder that another user made, or may write to, or that is a link to somewhere else.
+    private static func checkOwnFolder(_ url: URL) throws {
+        var info = stat()
+        guard lstat(url.path, &info) == 0 else {
+            throw StoreError(code: .io, message: "cannot inspect directory", url: url, underlying: FileIO.errnoError())
+        }
+        let mode = info.st_mode
+        guard mode & mode_t(S_IFMT) == mode_t(S_IFDIR), info.st_uid == getuid(), mode & 0o022 == 0 else {
+            throw StoreError(
+                code: .io,
+                message: "the temporary folder is not this user's own (owner \(info.st_uid), mode "
+                    + "\(String(mode & 0o7777, radix: 8))\(mode & mode_t(S_IFMT) == mode_t(S_IFLNK) ? ", a symbolic link" : "")): "
+                    + "remove it or set TMPDIR",
+                url: url
+            )
         }
     }
 

@@ -5,8 +5,9 @@ import TetherConcurrency
 /// plus this context's pending changes), then `save()` all at once or `rollback()`.
 ///
 /// Contexts hand out value snapshots (``ManagedObject``). Saving an update or delete of an object that another
-/// context saved after this one last read it fails with ``StoreError/Code/conflict`` (nothing written, pending changes
-/// kept). Each context serialises its own calls; `save()` does synchronous I/O.
+/// context saved after the snapshot was read fails with ``StoreError/Code/conflict`` (nothing written, pending changes
+/// kept): each snapshot carries the version it was read at, so an update from an older snapshot conflicts even when
+/// the context fetched a newer one since; this context's own saves do not make its snapshots stale. Each context serialises its own calls; `save()` does synchronous I/O.
 public final class ObjectContext {
     private struct Pending {
         var inserted = OrderedRecords<ManagedObject>()
@@ -14,8 +15,28 @@ public final class ObjectContext {
         var deleted: [ObjectID: ManagedObject] = [:]
         /// The store version of each object as this context last read it.
         var readVersions: [ObjectID: Int64] = [:]
+        /// For each object this context saved: the versions that only its own saves moved on from, and the version
+        /// its last save wrote. A snapshot read at one of them is current as far as this context knows.
+        var ownSaves: [ObjectID: (versions: Set<Int64>, latest: Int64)] = [:]
 
         var isEmpty: Bool { inserted.count == 0 && updated.isEmpty && deleted.isEmpty }
+
+        /// The version a save of `object` expects: the one it was read at, moved on past this context's own saves.
+        func expectedVersion(of object: ManagedObject) -> Int64? {
+            guard let read = object.readVersion else { return nil }
+            if let saves = ownSaves[object.id], saves.versions.contains(read) { return saves.latest }
+            return read
+        }
+
+        /// This context's save moved the object `id` from version `from` to `to`.
+        mutating func saved(_ id: ObjectID, from: Int64?, to: Int64) {
+            var versions: Set<Int64> = [to]
+            if let from {
+                versions.insert(from)
+                if let saves = ownSaves[id], saves.latest == from { versions.formUnion(saves.versions) }
+            }
+            ownSaves[id] = (versions, to)
+        }
     }
 
     private let model: ObjectModel
@@ -63,7 +84,10 @@ public final class ObjectContext {
             guard pending.deleted[object.id] == nil else {
                 throw StoreError(code: .notFound, message: "\(object.id) is deleted in this context")
             }
-            if pending.readVersions[object.id] == nil {
+            // The snapshot's own read version: a snapshot older than a later fetch still conflicts.
+            if let expected = pending.expectedVersion(of: object) {
+                pending.readVersions[object.id] = expected
+            } else if pending.readVersions[object.id] == nil {
                 guard let stored = try slot.store.object(object.id) else {
                     throw StoreError(code: .notFound, message: "\(object.id) is not in the store")
                 }
@@ -89,6 +113,9 @@ public final class ObjectContext {
             if pending.inserted.remove(objectID) != nil { return true }
             if pending.deleted[objectID] != nil { return false }
             var snapshot = pending.updated.removeValue(forKey: objectID) ?? snapshot
+            if let snapshot, let expected = pending.expectedVersion(of: snapshot) {
+                pending.readVersions[objectID] = expected
+            }
             if pending.readVersions[objectID] == nil || snapshot == nil {
                 if let stored = try? slot.store.object(objectID) {
                     if pending.readVersions[objectID] == nil { pending.readVersions[objectID] = stored.version }
@@ -113,7 +140,7 @@ public final class ObjectContext {
             if let updated = pending.updated[objectID] { return updated }
             guard let stored = try slot.store.object(objectID) else { return nil }
             pending.readVersions[objectID] = stored.version
-            return ManagedObject(id: objectID, values: stored.values)
+            return ManagedObject(id: objectID, values: stored.values, readVersion: stored.version)
         }
     }
 
@@ -137,7 +164,7 @@ public final class ObjectContext {
                     objects.append(updated)
                 } else {
                     pending.readVersions[stored.id] = stored.version
-                    objects.append(ManagedObject(id: stored.id, values: stored.values))
+                    objects.append(ManagedObject(id: stored.id, values: stored.values, readVersion: stored.version))
                 }
             }
             objects.append(contentsOf: pending.inserted.all.filter { $0.entityName == entity.name })
@@ -189,7 +216,16 @@ public final class ObjectContext {
             let result = (
                 Set(changes.inserted.map(\.id)), Set(pending.updated.keys), Set(pending.deleted.keys)
             )
-            for id in pending.deleted.keys { pending.readVersions[id] = nil }
+            for id in pending.deleted.keys {
+                pending.readVersions[id] = nil
+                pending.ownSaves[id] = nil
+            }
+            for (object, expected) in changes.updated {
+                if let version = versions[object.id] { pending.saved(object.id, from: expected, to: version) }
+            }
+            for object in changes.inserted {
+                if let version = versions[object.id] { pending.saved(object.id, from: nil, to: version) }
+            }
             pending.readVersions.merge(versions) { $1 }
             pending.inserted = OrderedRecords()
             pending.updated = [:]

@@ -7,26 +7,25 @@ final class SQLiteObjectStore: ObjectStoreBackend {
     private let pool: DatabasePool
     private let url: URL
 
-    init(url: URL, model: ObjectModel) throws {
+    /// Opens (or creates) the store at `url` for `model`, migrating the stored model in place when it may.
+    /// - Parameters:
+    ///   - url: The database file.
+    ///   - model: The model the store is opened with.
+    ///   - beforeWriting: Called between the read-only check and the write transaction (for tests: another process
+    ///     may migrate the store just then).
+    init(url: URL, model: ObjectModel, beforeWriting: () -> Void = {}) throws {
         self.url = url
         let storedModel = StoredModel(model)
         // Check the model read-only first: an incompatible store is not touched at all.
-        var fills: [String: [String: AttributeValue]] = [:]
-        var needsModelWrite = true
         if FileManager.default.fileExists(atPath: url.path) {
             var configuration = Configuration()
             configuration.readonly = true
             do {
                 let queue = try DatabaseQueue(path: url.path, configuration: configuration)
-                let data = try queue.read { db -> Data? in
-                    guard try db.tableExists("tether_metadata") else { return nil }
-                    return try Data.fetchOne(db, sql: "SELECT value FROM tether_metadata WHERE key = 'model'")
-                }
+                let data = try queue.read { db in try Self.storedModelData(db) }
                 try queue.close()
                 if let data {
-                    let old = try JSONDecoder().decode(StoredModel.self, from: data)
-                    fills = try old.migration(to: model, url: url)
-                    needsModelWrite = old != storedModel
+                    _ = try JSONDecoder().decode(StoredModel.self, from: data).migration(to: model, url: url)
                 }
             } catch let error as StoreError {
                 throw error
@@ -34,48 +33,73 @@ final class SQLiteObjectStore: ObjectStoreBackend {
                 throw sqliteStoreError(error, "cannot read the object store", url: url)
             }
         }
+        beforeWriting()
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
+        // Objects are personal: a new file (and so its -wal and -shm) is its owner's only.
+        FileIO.createPrivateIfAbsent(url)
         do {
             pool = try DatabasePool(path: url.path, configuration: configuration)
-            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
-            let modelData = try JSONEncoder().encode(storedModel)
-            try pool.write { db in
-                try db.execute(
-                    sql: """
-                        CREATE TABLE IF NOT EXISTS tether_metadata (key TEXT PRIMARY KEY NOT NULL, value BLOB NOT NULL);
-                        CREATE TABLE IF NOT EXISTS tether_object (
-                            seq INTEGER PRIMARY KEY AUTOINCREMENT, entity TEXT NOT NULL, uuid TEXT NOT NULL UNIQUE,
-                            version INTEGER NOT NULL, data BLOB NOT NULL);
-                        CREATE INDEX IF NOT EXISTS tether_object_entity ON tether_object(entity);
-                        """
-                )
-                for (entity, values) in fills {
-                    let rows = try Row.fetchAll(
-                        db,
-                        sql: "SELECT seq, data FROM tether_object WHERE entity = ?",
-                        arguments: [entity]
-                    )
-                    for row in rows {
-                        let seq: Int64 = row["seq"]
-                        var stored = try JSONDecoder().decode([String: AttributeValue].self, from: row["data"] as Data)
-                        for (name, value) in values where stored[name] == nil { stored[name] = value }
-                        try db.execute(
-                            sql: "UPDATE tether_object SET data = ? WHERE seq = ?",
-                            arguments: [try Self.encode(stored), seq]
-                        )
-                    }
-                }
-                if needsModelWrite {
-                    try db.execute(
-                        sql: "INSERT INTO tether_metadata (key, value) VALUES ('model', ?) "
-                            + "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                        arguments: [modelData]
-                    )
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+                // The model is read again under the write lock: another process may have migrated the store since
+                // the check above, and only one may migrate it.
+                try db.inTransaction(.immediate) {
+                    try Self.prepare(db, for: storedModel, model: model, url: url)
+                    return .commit
                 }
             }
         } catch {
             throw sqliteStoreError(error, "cannot open the object store", url: url)
+        }
+    }
+
+    private static func storedModelData(_ db: Database) throws -> Data? {
+        guard try db.tableExists("tether_metadata") else { return nil }
+        return try Data.fetchOne(db, sql: "SELECT value FROM tether_metadata WHERE key = 'model'")
+    }
+
+    /// Creates the tables, checks the stored model against `model`, fills new attributes' defaults and records the
+    /// model: inside one write transaction.
+    private static func prepare(_ db: Database, for storedModel: StoredModel, model: ObjectModel, url: URL) throws {
+        var fills: [String: [String: AttributeValue]] = [:]
+        var needsModelWrite = true
+        if let data = try storedModelData(db) {
+            let old = try JSONDecoder().decode(StoredModel.self, from: data)
+            fills = try old.migration(to: model, url: url)
+            needsModelWrite = old != storedModel
+        }
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS tether_metadata (key TEXT PRIMARY KEY NOT NULL, value BLOB NOT NULL);
+                CREATE TABLE IF NOT EXISTS tether_object (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT, entity TEXT NOT NULL, uuid TEXT NOT NULL UNIQUE,
+                    version INTEGER NOT NULL, data BLOB NOT NULL);
+                CREATE INDEX IF NOT EXISTS tether_object_entity ON tether_object(entity);
+                """
+        )
+        for (entity, values) in fills {
+            let rows = try Row.fetchAll(
+                db,
+                sql: "SELECT seq, data FROM tether_object WHERE entity = ?",
+                arguments: [entity]
+            )
+            for row in rows {
+                let seq: Int64 = row["seq"]
+                var stored = try JSONDecoder().decode([String: AttributeValue].self, from: row["data"] as Data)
+                for (name, value) in values where stored[name] == nil { stored[name] = value }
+                try db.execute(
+                    sql: "UPDATE tether_object SET data = ? WHERE seq = ?",
+                    arguments: [try encode(stored), seq]
+                )
+            }
+        }
+        if needsModelWrite {
+            try db.execute(
+                sql: "INSERT INTO tether_metadata (key, value) VALUES ('model', ?) "
+                    + "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                arguments: [try JSONEncoder().encode(storedModel)]
+            )
         }
     }
 

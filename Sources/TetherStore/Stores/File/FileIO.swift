@@ -28,6 +28,14 @@ enum FileIO {
         }
     }
 
+    /// Creates `url` empty, readable and writable by its owner only, when no file is there; does nothing otherwise.
+    /// For a database that another library opens: SQLite gives its journal files the database file's permissions.
+    /// A failure is left for that library's own open to report.
+    static func createPrivateIfAbsent(_ url: URL) {
+        guard let fd = try? open(url, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600) else { return }
+        close(fd)
+    }
+
     /// Reads the whole file, or returns `nil` when it does not exist.
     static func readIfExists(_ url: URL) throws -> Data? {
         let fd: Int32

@@ -12,7 +12,8 @@ where Record.ID: Codable & Sendable {
     public let database: any DatabaseWriter
     private let table: String
 
-    /// Opens (or creates) the database at `url` as a WAL `DatabasePool` and creates the table if needed.
+    /// Opens (or creates) the database at `url` as a WAL `DatabasePool` and creates the table if needed. A new file,
+    /// and with it the WAL and shared-memory files, is readable and writable by its owner only (mode 0600).
     /// - Parameters:
     ///   - url: The database file.
     ///   - tableName: The table; default is the record type's name.
@@ -23,6 +24,8 @@ where Record.ID: Codable & Sendable {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         let pool: DatabasePool
+        // Notes are personal: a new file (and so its -wal and -shm) is its owner's only, as the other stores' files.
+        FileIO.createPrivateIfAbsent(url)
         do {
             pool = try DatabasePool(path: url.path, configuration: configuration)
             // GRDB sets synchronous = NORMAL on the WAL writer; FULL makes every commit durable.
