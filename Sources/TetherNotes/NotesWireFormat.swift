@@ -51,7 +51,7 @@ public enum NotesWireFormat {
 
     /// The payload of `message` with `requestID`.
     /// - Throws: ``NotesError`` `.tooLarge` when a text is over ``maxTextLength`` bytes or a page of notes over
-    ///   ``maxPayloadLength`` (see ``pages(of:)``); nothing is written then.
+    ///   ``maxPayloadLength`` (see ``pages(of:maxPayloadLength:)``); nothing is written then.
     public static func encode(_ message: NotesMessage, requestID: UInt32) throws(NotesError) -> ByteBuffer {
         var buffer = ByteBuffer()
         func header(_ kind: Kind) {

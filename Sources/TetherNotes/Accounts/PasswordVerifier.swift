@@ -19,7 +19,9 @@ public struct PasswordVerifier: Codable, Sendable, Hashable {
     public var hash: Data
 
     /// The verifier of `password`, with a new random salt.
-    /// - Parameter iterations: at least 1; ``defaultIterations`` unless a test needs speed.
+    /// - Parameters:
+    ///   - password: the password (only its derived key is kept).
+    ///   - iterations: at least 1; ``defaultIterations`` unless a test needs speed.
     public init(password: String, iterations: Int = defaultIterations) {
         let salt = Data(SymmetricKey(size: .init(bitCount: 128)).withUnsafeBytes { Array($0) })
         self.init(algorithm: "pbkdf2-sha256", iterations: iterations, salt: salt, hash: Data())
