@@ -183,7 +183,12 @@ struct NotesAttackerTests {
         let second = await #expect(throws: NotesError.self) { try await service.client(as: "alice") }
         #expect(second?.code == .limitExceeded)
         let bob = try await service.client(as: "bob")
+        // The refused login's connection holds its place until the server has seen it end (after its reply reached
+        // the client): wait for that, so that the next two connections are the third and the fourth.
+        while service.server.counts.withLock({ $0.total }) > 2 { try await Task.sleep(for: .milliseconds(5)) }
         let open = try await service.raw()
+        // Each connection is admitted by its own task, in no set order: the fourth connects once the third is in.
+        while service.server.counts.withLock({ $0.total }) < 3 { try await Task.sleep(for: .milliseconds(5)) }
         let refused = try await service.raw()
         let (_, reply, closed) = try await lastReply(refused)
         #expect(failure(reply)?.code == .limitExceeded && closed)
