@@ -5,7 +5,7 @@ import Testing
 
 @testable import TetherSockets
 
-/// Peers that break TLS on purpose (issue 18's faults): each ends the connection with a typed TLS error, on both
+/// Peers that break TLS on purpose: each ends the connection with a typed TLS error, on both
 /// faces, and nothing hangs.
 @Suite(.timeLimit(.minutes(1)))
 struct TLSFaultTests {

@@ -8,7 +8,7 @@ import Testing
 import Glibc
 #endif
 
-/// A flood beyond the receive buffer (issue 18's UDP fault): 20,000 datagrams of 1 KiB, numbered, sent as fast as
+/// A flood beyond the receive buffer: 20,000 datagrams of 1 KiB, numbered, sent as fast as
 /// the kernel takes them to a `UDPSocket` whose consumer is not iterating. The receiver's queue stays bounded (the
 /// stream stops reading at its high watermark, then the kernel drops), and every datagram is accounted for: each one
 /// either arrives intact, once and in order, or is counted in the kernel's drop counter for the socket
