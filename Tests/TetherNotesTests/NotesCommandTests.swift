@@ -160,6 +160,14 @@ struct NotesCommandTests {
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file.path)
         let open = try await Self.notes(login)
         #expect(open.status == 1 && open.errors.contains("chmod 600"))
+        // A file that is not there, and an empty one: each refused with a message naming it, before any connection.
+        let missing = folder.appendingPathComponent("none.credentials").path
+        let absent = try await Self.notes(["list", "--remote", remote, "--user", "alice", "--credentials", missing])
+        #expect(absent.status == 1 && absent.errors.contains("\(missing): cannot be read"), "\(absent.errors)")
+        let empty = folder.appendingPathComponent("empty.credentials")
+        _ = FileManager.default.createFile(atPath: empty.path, contents: Data(), attributes: [.posixPermissions: 0o600])
+        let blank = try await Self.notes(["list", "--remote", remote, "--user", "alice", "--credentials", empty.path])
+        #expect(blank.status == 1 && blank.errors.contains("is empty"), "\(blank.errors)")
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
         let listed = try await Self.notes(login)
         #expect(listed.status == 0, "\(listed.errors)")
