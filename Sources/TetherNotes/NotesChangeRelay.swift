@@ -103,6 +103,8 @@ final class NotesChangeRelay: Sendable {
     /// Returns when the feed listens again, or at `deadline`.
     private func waitForListening(until deadline: ContinuousClock.Instant) async {
         let ticket = UUID()
+        // The deadline's timer, cancelled once the wait ends (the feed may listen long before it).
+        let timer = LockedBox<Task<Void, Never>?>(nil)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let isWaiting = state.withLock { state -> Bool in
                 guard !state.isListening else { return false }
@@ -110,11 +112,13 @@ final class NotesChangeRelay: Sendable {
                 return true
             }
             guard isWaiting else { return continuation.resume() }
-            Task {
+            let task = Task {
                 try? await Task.sleep(until: deadline)
                 self.state.withLock { $0.waiting.removeValue(forKey: ticket) }?.resume()
             }
+            timer.withLock { $0 = task }
         }
+        timer.withLock { $0 }?.cancel()
     }
 
     /// The feed listens: held subscriptions go on.
