@@ -17,6 +17,8 @@ final class NotesChangeRelay: Sendable {
     private struct State {
         var users = 0
         var task: Task<Void, Never>?
+        /// The first subscription under way: joiners that arrive meanwhile wait for it instead of subscribing again.
+        var starting: Task<Void, any Error>?
         /// Whether the feed listens now: subscribers are added only then.
         var isListening = false
         /// The subscriptions held until the feed listens again.
@@ -47,22 +49,45 @@ final class NotesChangeRelay: Sendable {
         )
     }
 
-    /// Starts pushing, or joins the pushing already under way; returns once the feed listens.
+    /// Starts pushing, or joins the pushing already under way; returns once the feed listens. Joiners that arrive
+    /// while the first subscription is under way wait for that one: the feed is subscribed to once.
     /// - Throws: the feed's error when it cannot be subscribed to (nothing is joined then).
     func join() async throws {
-        let joined = state.withLock { state -> Bool in
-            guard state.task != nil else { return false }
+        let start = state.withLock { state -> Task<Void, any Error>? in
             state.users += 1
-            return true
+            if state.task != nil { return nil }
+            if let starting = state.starting { return starting }
+            let starting = Task { try await self.start() }
+            state.starting = starting
+            return starting
         }
-        if joined { return }
-        let first = try await subscribe()
-        listening()
-        state.withLock { state in
-            state.users += 1
-            if state.task == nil { state.task = Task { await self.run(first) } }
+        guard let start else { return }
+        do {
+            try await start.value
+        } catch {
+            leave()
+            throw error
         }
     }
+
+    /// Subscribes to the feed for the first joiners, and starts pushing what it reports.
+    private func start() async throws {
+        let first: AsyncThrowingStream<RecordChange<Note>, any Error>
+        do {
+            first = try await subscribe()
+        } catch {
+            state.withLock { $0.starting = nil }
+            throw error
+        }
+        listening()
+        state.withLock { state in
+            state.starting = nil
+            state.task = Task { await self.run(first) }
+        }
+    }
+
+    /// The joiners that have not left.
+    var userCount: Int { state.withLock { $0.users } }
 
     /// Leaves; the last one to leave stops the pushing.
     func leave() {

@@ -14,6 +14,8 @@ extension NotesServer {
         var space: NotesServedSpace?
         var user: String?
         var joinedRelay: NotesChangeRelay?
+        /// Checks the login's credentials again until the connection ends.
+        var credentialsCheck: Task<Void, Never>?
     }
 
     /// Serves one connection until it ends: admits it against the limits, authenticates it (with accounts), then
@@ -51,6 +53,7 @@ extension NotesServer {
             logger.debug("notes connection from \(address) refused: \(error)")
             await outbox.reply(Self.frame(.failed(error)))
         }
+        binding.credentialsCheck?.cancel()
         binding.space?.hub.unsubscribe(id)
         binding.joinedRelay?.leave()
         outbox.finish()

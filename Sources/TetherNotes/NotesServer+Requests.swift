@@ -31,7 +31,7 @@ extension NotesServer {
                     await execute(next, session: &session, binding: &binding, id: id, outbox: outbox)
                 }
             case .authenticate(let requestID, let credentials):
-                let result = await authenticate(credentials, into: &binding)
+                let result = await authenticate(credentials, into: &binding, outbox: outbox)
                 let next = session.authenticated(requestID: requestID, result)
                 await execute(next, session: &session, binding: &binding, id: id, outbox: outbox)
             case .subscribe(let requestID, let destination, let source):
@@ -60,11 +60,12 @@ extension NotesServer {
         }
     }
 
-    /// Checks `credentials` (throttled per user and per address), binds the connection to the user's notes, and
-    /// joins the user's change feed.
+    /// Checks `credentials` (throttled per user and per address), binds the connection to the user's notes, joins the
+    /// user's change feed, and starts checking the credentials again every ``NotesServerLimits/credentialsCheckInterval``.
     private func authenticate(
         _ credentials: NotesCredentials,
-        into binding: inout Binding
+        into binding: inout Binding,
+        outbox: NotesOutbox
     ) async -> Result<Void, NotesError> {
         guard case .accounts(let accounts, let registry) = mode else {
             return .failure(NotesError(code: .unknownMessage, message: "this server has no accounts"))
@@ -75,19 +76,20 @@ extension NotesServer {
             logger.debug("notes login of \(credentials.user) from \(binding.address) refused: throttled")
             return .failure(refused)
         }
-        let user: NotesUser?
+        let login: NotesLogin?
         do {
-            user = try await accounts.authenticate(credentials, now: Date())
+            login = try await accounts.login(credentials, now: Date())
         } catch {
             throttle.withLock { $0.finish(keys, succeeded: false, at: now()) }
             logger.debug("notes login: the accounts failed: \(error)")
             return .failure(refused)
         }
-        throttle.withLock { $0.finish(keys, succeeded: user != nil, at: now()) }
-        guard let user else {
+        throttle.withLock { $0.finish(keys, succeeded: login != nil, at: now()) }
+        guard let login else {
             logger.debug("notes login of \(credentials.user) from \(binding.address) refused")
             return .failure(refused)
         }
+        let user = login.user
         guard counts.withLock({ $0.bind(user.name, limits: limits) }) else {
             return .failure(NotesError(code: .limitExceeded, message: "too many connections of this user"))
         }
@@ -99,6 +101,7 @@ extension NotesServer {
                 binding.joinedRelay = relay
             }
             binding.space = space
+            binding.credentialsCheck = checkCredentials(login, of: accounts, outbox: outbox)
         } catch {
             logger.debug("notes login of \(user.name): the notes cannot be opened: \(error)")
             return .failure(NotesError(code: .storeFailure, message: "the notes cannot be opened"))

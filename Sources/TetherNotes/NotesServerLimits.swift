@@ -13,6 +13,11 @@ public struct NotesServerLimits: Sendable, Hashable {
     /// The longest wait for the next frame (the whole of it) from a connection that is not subscribed (`.timedOut`).
     /// A subscribed connection may stay silent.
     public var idleTimeout: Duration
+    /// How often a logged-in connection's credentials are checked again: a revoked token, an expired one, a removed
+    /// user or a changed password ends the connections that logged in with it (`.notAuthenticated`) within this time,
+    /// also when another process (`tether notes user revoke-tokens`) changed the accounts. Each check is one or two
+    /// reads of the accounts, no password derivation.
+    public var credentialsCheckInterval: Duration
 
     /// Limits; the defaults suit a server with a few hundred users.
     public init(
@@ -20,12 +25,14 @@ public struct NotesServerLimits: Sendable, Hashable {
         connectionsPerUser: Int = 32,
         connections: Int = 4_096,
         authenticationTimeout: Duration = .seconds(10),
-        idleTimeout: Duration = .seconds(300)
+        idleTimeout: Duration = .seconds(300),
+        credentialsCheckInterval: Duration = .seconds(10)
     ) {
         self.connectionsPerAddress = connectionsPerAddress
         self.connectionsPerUser = connectionsPerUser
         self.connections = connections
         self.authenticationTimeout = authenticationTimeout
         self.idleTimeout = idleTimeout
+        self.credentialsCheckInterval = credentialsCheckInterval
     }
 }

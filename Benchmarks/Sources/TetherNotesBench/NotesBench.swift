@@ -40,32 +40,33 @@ enum NotesBench {
             )
             for round in 0..<options.rounds {
                 for clients in options.clients {
-                    var server = ThroughputRun.Result()
-                    var direct = ThroughputRun.Result()
-                    for variant in round % 2 == 0 ? [0, 1] : [1, 0] {
-                        guard options.variants.contains(variant == 0 ? "server" : "direct") else { continue }
-                        if variant == 0 {
-                            server = try await ThroughputRun.throughServers(
-                                deployment,
-                                clients: clients,
-                                duration: options.duration,
-                                postmaster: postmaster
-                            )
-                        } else {
-                            direct = await ThroughputRun.direct(
+                    var results = [ThroughputRun.Result](repeating: ThroughputRun.Result(), count: 3)
+                    // The variants' order turns every round, so that none always runs first or last.
+                    let order = (0..<3).map { (round + $0) % 3 }
+                    for variant in order where options.variants.contains(Self.variants[variant]) {
+                        if variant == 2 {
+                            results[2] = await ThroughputRun.direct(
                                 deployment,
                                 workers: clients,
                                 duration: options.duration,
                                 postmaster: postmaster
                             )
+                        } else {
+                            results[variant] = try await ThroughputRun.throughServers(
+                                deployment,
+                                clients: clients,
+                                duration: options.duration,
+                                postmaster: postmaster,
+                                accounts: variant == 1
+                            )
                         }
                     }
-                    let lines = [
-                        options.variants.contains("server") ? "server \(line(server))" : nil,
-                        options.variants.contains("direct") ? "direct \(line(direct))" : nil,
-                    ]
-                    print("round \(round + 1), \(clients) clients: " + lines.compactMap { $0 }.joined(separator: "; "))
-                    report.add(kind, clients: clients, server: server, direct: direct)
+                    let lines = (0..<3).compactMap { variant in
+                        options.variants.contains(Self.variants[variant])
+                            ? "\(Self.variants[variant]) \(line(results[variant]))" : nil
+                    }
+                    print("round \(round + 1), \(clients) clients: " + lines.joined(separator: "; "))
+                    report.add(kind, clients: clients, server: results[0], accounts: results[1], direct: results[2])
                 }
             }
             if options.throughputOnly {
@@ -99,6 +100,10 @@ enum NotesBench {
         }
         await deployment.stop()
     }
+
+    /// The throughput variants: through the servers without accounts, through those with accounts (every client logged
+    /// in), straight on the stores.
+    static let variants = ["server", "accounts", "direct"]
 
     /// A result on one line: rate, latency, CPU beside wall, errors.
     static func line(_ result: ThroughputRun.Result) -> String {

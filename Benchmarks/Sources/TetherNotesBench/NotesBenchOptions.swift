@@ -17,8 +17,9 @@ struct NotesBenchOptions: Sendable {
     /// Whether commits skip `fsync`: PostgreSQL with `fsync=off`, SQLite with `synchronous = OFF` (default: both
     /// durable, as the stores ship: PostgreSQL's defaults, `SQLiteStore`'s `synchronous = FULL`).
     var noFsync = false
-    /// Which throughput variants run: `server` (through the notes servers), `direct` (straight on the stores).
-    var variants: Set<String> = ["server", "direct"]
+    /// Which throughput variants run: `server` (through the notes servers), `accounts` (through servers with accounts
+    /// on the same stores, every client logged in with a token), `direct` (straight on the stores).
+    var variants: Set<String> = ["server", "accounts", "direct"]
     /// Whether only the throughput rounds run (no `list`, no push latency): for profiling one variant.
     var throughputOnly = false
 
@@ -26,7 +27,7 @@ struct NotesBenchOptions: Sendable {
         usage: tether-notes-bench [--duration 5] [--rounds 3] [--clients 1,10,100]
                                   [--targets sqlite-1,postgres-1,postgres-1-local,postgres-2]
                                   [--changes 2000] [--push-warmup 100] [--list-size 1000] [--no-fsync]
-                                  [--variants server,direct] [--throughput-only]
+                                  [--variants server,accounts,direct] [--throughput-only]
         Starts its own PostgreSQL (initdb in a temporary directory, 127.0.0.1 only, removed at the end) and SQLite file;
         runs NotesServer in this process on loopback; RemoteNoteStore clients. Figures: BENCHMARKS.md, "Notes service".
         """
@@ -60,7 +61,7 @@ struct NotesBenchOptions: Sendable {
         throughputOnly = values["--throughput-only"] != nil
         if let list = values["--variants"] {
             variants = Set(list.split(separator: ",").map(String.init))
-            guard !variants.isEmpty, variants.isSubset(of: ["server", "direct"]) else { return nil }
+            guard !variants.isEmpty, variants.isSubset(of: ["server", "accounts", "direct"]) else { return nil }
         }
         if let list = values["--clients"] {
             clients = list.split(separator: ",").compactMap { Int($0) }

@@ -27,6 +27,11 @@ final class NotesDeployment: Sendable {
     let kind: Kind
     /// The servers' ports, one per server.
     let ports: [Int]
+    /// The ports of the servers with accounts, one beside each server of ``ports``, on the same store: every client
+    /// logs in as ``BenchAccounts/user`` with ``token``.
+    let accountPorts: [Int]
+    /// The token of ``BenchAccounts/user``.
+    let token: String
     /// The servers' stores (one per server), for the direct baselines.
     let daos: [NoteDAO]
     /// The stores under ``daos``.
@@ -36,21 +41,28 @@ final class NotesDeployment: Sendable {
     private let pools: [PostgresPool]
     private let postgresStore: PostgresStore<Note>?
     private let directory: URL?
+    private let table: String
 
     private init(
         kind: Kind,
         stores: [any RecordStore<Note>],
         servers: [(listener: TCPListener, task: Task<Void, any Error>)],
+        accountServers: [(listener: TCPListener, task: Task<Void, any Error>)],
+        token: String,
         pools: [PostgresPool],
         postgresStore: PostgresStore<Note>?,
-        directory: URL?
+        directory: URL?,
+        table: String
     ) {
         self.kind = kind
         self.stores = stores
         self.daos = stores.map { NoteDAO(store: $0) }
-        self.listeners = servers.map(\.listener)
-        self.serving = servers.map(\.task)
+        self.listeners = (servers + accountServers).map(\.listener)
+        self.serving = (servers + accountServers).map(\.task)
         self.ports = servers.map(\.listener.localPort)
+        self.accountPorts = accountServers.map(\.listener.localPort)
+        self.token = token
+        self.table = table
         self.pools = pools
         self.postgresStore = postgresStore
         self.directory = directory
@@ -63,6 +75,7 @@ final class NotesDeployment: Sendable {
         let table = "notes_bench_" + UUID().uuidString.prefix(8).lowercased()
         var stores: [any RecordStore<Note>] = []
         var servers: [NotesServer] = []
+        var accounts: [NotesAccounts] = []
         var pools: [PostgresPool] = []
         var firstPostgresStore: PostgresStore<Note>?
         var directory: URL?
@@ -77,6 +90,7 @@ final class NotesDeployment: Sendable {
             }
             stores.append(store)
             servers.append(NotesServer(store: store))
+            accounts.append(try BenchAccounts.sqlite(in: folder, notes: store))
         } else {
             guard let postgresURL else { throw BenchError("\(kind.rawValue) needs PostgreSQL") }
             for _ in 0..<(kind == .postgres2 ? 2 : 1) {
@@ -87,8 +101,14 @@ final class NotesDeployment: Sendable {
                 stores.append(store)
                 let changes: NotesChangeSource = kind == .postgres1Local ? .local : .feed { try await store.changes() }
                 servers.append(NotesServer(dao: NoteDAO(store: store), changes: changes))
+                accounts.append(
+                    try await BenchAccounts.postgres(pool: pool, table: table, notes: store, changes: changes)
+                )
             }
         }
+        try await accounts[0].addUser(BenchAccounts.user, password: nil)
+        let token = try await accounts[0].issueToken(for: BenchAccounts.user)
+        let accountServers = accounts.map { NotesServer(accounts: $0, limits: BenchAccounts.limits) }
         var running: [(listener: TCPListener, task: Task<Void, any Error>)] = []
         for server in servers {
             let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0, backlog: 1024)
@@ -96,13 +116,21 @@ final class NotesDeployment: Sendable {
             running.append((listener, Task { try await server.serve(listener) { subscribed.finish() } }))
             for await _ in ready {}
         }
+        var runningWithAccounts: [(listener: TCPListener, task: Task<Void, any Error>)] = []
+        for server in accountServers {
+            let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0, backlog: 1024)
+            runningWithAccounts.append((listener, Task { try await server.serve(listener) }))
+        }
         return NotesDeployment(
             kind: kind,
             stores: stores,
             servers: running,
+            accountServers: runningWithAccounts,
+            token: token,
             pools: pools,
             postgresStore: firstPostgresStore,
-            directory: directory
+            directory: directory,
+            table: table
         )
     }
 
@@ -123,6 +151,10 @@ final class NotesDeployment: Sendable {
         // Not awaited: a connection a client left open would hold its server's task.
         for task in serving { task.cancel() }
         try? await postgresStore?.drop()
+        if let pool = pools.first {
+            try? await PostgresStore<NotesUser>(pool: pool, tableName: table + "_users").drop()
+            try? await PostgresStore<NotesAccessToken>(pool: pool, tableName: table + "_tokens").drop()
+        }
         for pool in pools { await pool.close() }
         if let directory { try? FileManager.default.removeItem(at: directory) }
     }

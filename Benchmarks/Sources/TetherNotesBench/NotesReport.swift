@@ -7,6 +7,7 @@ struct NotesReport {
         var kind: NotesDeployment.Kind
         var clients: Int
         var throughServers: [ThroughputRun.Result] = []
+        var withAccounts: [ThroughputRun.Result] = []
         var direct: [ThroughputRun.Result] = []
     }
 
@@ -14,19 +15,21 @@ struct NotesReport {
     var pushes: [(kind: NotesDeployment.Kind, result: PushLatencyRun.Result)] = []
     var lists: [(kind: NotesDeployment.Kind, size: Int, result: ListRun.Result)] = []
 
-    /// Adds a round's two results to the cell of `kind` and `clients`.
+    /// Adds a round's three results to the cell of `kind` and `clients`.
     mutating func add(
         _ kind: NotesDeployment.Kind,
         clients: Int,
         server: ThroughputRun.Result,
+        accounts: ThroughputRun.Result,
         direct: ThroughputRun.Result
     ) {
-        if let index = cells.firstIndex(where: { $0.kind == kind && $0.clients == clients }) {
-            cells[index].throughServers.append(server)
-            cells[index].direct.append(direct)
-        } else {
-            cells.append(Cell(kind: kind, clients: clients, throughServers: [server], direct: [direct]))
+        if !cells.contains(where: { $0.kind == kind && $0.clients == clients }) {
+            cells.append(Cell(kind: kind, clients: clients))
         }
+        let index = cells.firstIndex { $0.kind == kind && $0.clients == clients }!
+        cells[index].throughServers.append(server)
+        cells[index].withAccounts.append(accounts)
+        cells[index].direct.append(direct)
     }
 
     /// The tables, in Markdown.
@@ -51,6 +54,25 @@ struct NotesReport {
                     + "\(Statistics.duration(Statistics.percentile(latencies, 0.99))) "
                     + "| \(cpu(server)) | \(Statistics.rate(Statistics.median(direct.map(\.rate)))) | \(cpu(direct)) "
                     + "| \(String(format: "%.2f× (%.2f×)", ratioOfMedians, Statistics.median(ratios))) | \(errors) |"
+            )
+        }
+        lines += [
+            "", "### With accounts: the same mix through servers with accounts, every client logged in with a token",
+            "",
+            "| deployment | clients | without accounts | CPU per op | with accounts | CPU per op "
+                + "| with / without: ratio of medians (paired median) | errors |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for cell in cells where cell.withAccounts.contains(where: { $0.operations > 0 }) {
+            let (server, accounts) = (cell.throughServers, cell.withAccounts)
+            let ratios = zip(accounts, server).map { $0.rate / max($1.rate, 1e-9) }
+            let ratioOfMedians =
+                Statistics.median(accounts.map(\.rate)) / max(Statistics.median(server.map(\.rate)), 1e-9)
+            lines.append(
+                "| \(cell.kind.rawValue) | \(cell.clients) | \(Statistics.rate(Statistics.median(server.map(\.rate)))) "
+                    + "| \(cpu(server)) | \(Statistics.rate(Statistics.median(accounts.map(\.rate)))) | \(cpu(accounts)) "
+                    + "| \(String(format: "%.2f× (%.2f×)", ratioOfMedians, Statistics.median(ratios))) "
+                    + "| \(accounts.reduce(0) { $0 + $1.errors }) |"
             )
         }
         lines += [

@@ -66,17 +66,26 @@ enum ThroughputRun {
     }
 
     /// `count` clients of the deployment's servers (spread over them in turn), connected before the timed part and
-    /// closed after it.
+    /// closed after it; with `accounts`, of its servers with accounts, each client logged in with the token.
     static func throughServers(
         _ deployment: NotesDeployment,
         clients count: Int,
         duration: Double,
-        postmaster: Int32?
+        postmaster: Int32?,
+        accounts: Bool = false
     ) async throws -> Result {
         var clients: [RemoteNoteStore] = []
+        let ports = accounts ? deployment.accountPorts : deployment.ports
+        let credentials = NotesCredentials.token(user: BenchAccounts.user, deployment.token)
         for index in 0..<count {
-            let port = deployment.ports[index % deployment.ports.count]
-            clients.append(try await RemoteNoteStore.connect(host: "127.0.0.1", port: port))
+            let port = ports[index % ports.count]
+            clients.append(
+                try await RemoteNoteStore.connect(
+                    host: "127.0.0.1",
+                    port: port,
+                    credentials: accounts ? credentials : nil
+                )
+            )
         }
         let result = await run(clients.map(NotesMix.remote), duration: duration, postmaster: postmaster)
         for client in clients { await client.close() }

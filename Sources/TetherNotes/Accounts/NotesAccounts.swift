@@ -135,6 +135,11 @@ public final class NotesAccounts: Sendable {
     /// is checked against a decoy verifier of the same cost).
     /// - Throws: the store's error when the users cannot be read.
     public func authenticate(_ credentials: NotesCredentials, now: Date = Date()) async throws -> NotesUser? {
+        try await login(credentials, now: now)?.user
+    }
+
+    /// What `credentials` prove (see ``authenticate(_:now:)``), kept by a server to check again later.
+    func login(_ credentials: NotesCredentials, now: Date) async throws -> NotesLogin? {
         let user = try await users.fetchOne(id: credentials.user)
         switch credentials.secret {
         case .password(let password):
@@ -143,13 +148,32 @@ public final class NotesAccounts: Sendable {
             // of the process waiting behind them).
             let verifier = user?.password ?? decoy
             let verified = try await NIOThreadPool.singleton.runIfActive { verifier.verifies(password) }
-            return verified && user?.password != nil ? user : nil
+            guard verified, let user, let stored = user.password else { return nil }
+            return NotesLogin(user: user, proof: .password(stored.hash))
         case .token(let token):
-            guard let stored = try await tokens.fetchOne(id: Self.digest(token)), let user,
+            let digest = Self.digest(token)
+            guard let stored = try await tokens.fetchOne(id: digest), let user,
                 constantTimeEquals(Data(stored.user.utf8), Data(user.name.utf8)), stored.notesKey == user.notesKey,
                 stored.expires.map({ now < $0 }) ?? true
             else { return nil }
-            return user
+            return NotesLogin(user: user, proof: .token(digest: digest, expires: stored.expires))
+        }
+    }
+
+    /// Whether what `login` proved still holds: the user exists with the same notes, and the password is unchanged or
+    /// the token is neither revoked nor expired. Costs one or two reads, no password derivation.
+    /// - Throws: the store's error when the users or tokens cannot be read.
+    func isStillValid(_ login: NotesLogin, now: Date) async throws -> Bool {
+        guard let user = try await users.fetchOne(id: login.user.name), user.notesKey == login.user.notesKey else {
+            return false
+        }
+        switch login.proof {
+        case .password(let hash):
+            return user.password?.hash == hash
+        case .token(let digest, let expires):
+            if let expires, now >= expires { return false }
+            guard let stored = try await tokens.fetchOne(id: digest) else { return false }
+            return stored.user == user.name && stored.notesKey == user.notesKey
         }
     }
 
