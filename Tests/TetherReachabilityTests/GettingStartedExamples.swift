@@ -108,6 +108,31 @@ final class ScriptedPathMonitor: NetworkPathMonitoring, @unchecked Sendable {
     }
 }
 
+// MARK: - Tell a VPN from Wi-Fi, and see the route
+
+func describeRoute(of manager: NetworkReachabilityManager) -> String {
+    let path = manager.path
+    guard let name = path.interfaceName, let kind = path.interfaceKind else { return "no route" }
+    let vpn = path.isVPN ? " (VPN)" : ""
+    let route = path.route.map { ", \($0)" } ?? ""  // ", default via 10.0.0.1 table 254 metric 100 rule 32766"
+    return "\(name): \(kind)\(vpn)\(route)"  // "lo: loopback, 127.0.0.1/32 table 255 metric 0 rule 0"
+}
+
+// MARK: - Wait for connectivity
+
+func connectWhenReachable(host: String) async throws -> NetworkPath {
+    // Returns at once when a route exists; throws NetworkReachabilityError.Code.connectivityTimedOut otherwise.
+    try await NetworkReachabilityManager.waitForConnectivity(to: host, timeout: .seconds(30))
+}
+
+// MARK: - Calm a flapping link
+
+func makeCalmManager(queue: DispatchQueue) -> NetworkReachabilityManager {
+    let manager = NetworkReachabilityManager(callbackQueue: queue)
+    manager.debounceInterval = .seconds(2)  // a link that flaps within two seconds makes one callback, or none
+    return manager
+}
+
 // MARK: - Test support
 
 /// Paths for the scripted back-end.
@@ -138,7 +163,7 @@ struct ReachabilityGettingStartedExamples {
     @Test("every Swift block of the article is code of this file, line for line")
     func everySwiftBlockOfTheArticleIsCodeOfThisFile() throws {
         let article = "Sources/TetherReachability/Docs.docc/GettingStarted.md"
-        #expect(try ArticleSnippets.checkedBlocks(ofArticle: article).count == 7)
+        #expect(try ArticleSnippets.checkedBlocks(ofArticle: article).count == 10)
         let missing = try ArticleSnippets.blocksMissing(
             fromArticle: article,
             inFiles: ["Tests/TetherReachabilityTests/GettingStartedExamples.swift"]
@@ -165,6 +190,27 @@ struct ReachabilityGettingStartedExamples {
             #expect(describePath(of: manager) == "Reachable via WiFi (lo, loopback)")
             manager.stopMonitoring()
         }
+    }
+
+    #if os(Linux)
+    @Test("describeRoute names the loopback route of the local table for the loopback address")
+    func describeRouteOfTheLoopbackAddress() throws {
+        let manager = try makeTargetedManagers(queue: DispatchQueue(label: "tests.gs.route"))[0]
+        manager.startMonitoring()
+        defer { manager.stopMonitoring() }
+        #expect(describeRoute(of: manager) == "lo: loopback, 127.0.0.1/32 table 255 metric 0 rule 0")
+    }
+    #endif
+
+    @Test("connectWhenReachable returns the loopback path for 127.0.0.1")
+    func connectWhenReachableReturnsAtOnce() async throws {
+        let path = try await connectWhenReachable(host: "127.0.0.1")
+        #expect(path.interfaceName == "lo")
+    }
+
+    @Test("makeCalmManager sets a two-second window")
+    func calmManagerHasItsWindow() {
+        #expect(makeCalmManager(queue: DispatchQueue(label: "tests.gs.calm")).debounceInterval == .seconds(2))
     }
 
     @Test("describePath names the status alone without an interface, and marks an expensive path")

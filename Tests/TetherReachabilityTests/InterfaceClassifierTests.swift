@@ -23,6 +23,28 @@ struct InterfaceClassifierTests {
     }
 
     @Test(arguments: [
+        (
+            String?("wireguard"), UInt16(65534), UInt32(0x10), NetworkPath.InterfaceType.other,
+            NetworkPath.InterfaceKind.vpn
+        ),
+        ("tun", 65534, 0x10, .other, .vpn), ("tun", 1, 0, .wiredEthernet, .vpn), ("xfrm", 65534, 0, .other, .vpn),
+        ("vti", 768, 0x10, .other, .vpn), ("gre", 778, 0x10, .other, .tunnel), ("vxlan", 1, 0, .wiredEthernet, .tunnel),
+        (nil, 776, 0x10, .other, .tunnel), (nil, 65534, 0x10, .other, .vpn), (nil, 65534, 0, .other, .other),
+        ("veth", 1, 0, .wiredEthernet, .wiredEthernet), ("bridge", 1, 0, .wiredEthernet, .wiredEthernet),
+        (nil, 512, 0x10, .cellular, .cellular), (nil, 772, 0x8, .loopback, .loopback), (nil, 1, 0, .wifi, .wifi),
+    ])
+    func theDriverHardwareTypeAndFlagsTellVPNsAndTunnels(
+        driver: String?,
+        hardwareType: UInt16,
+        flags: UInt32,
+        type: NetworkPath.InterfaceType,
+        expected: NetworkPath.InterfaceKind
+    ) {
+        let link = RoutingState.Link(index: 5, name: "x0", flags: flags, hardwareType: hardwareType, driver: driver)
+        #expect(InterfaceClassifier.kind(of: link, type: type) == expected)
+    }
+
+    @Test(arguments: [
         (NetworkPath.InterfaceType.wifi, NetworkReachabilityStatus.reachableViaWiFi),
         (.cellular, .reachableViaWWAN), (.wiredEthernet, .reachableViaEthernet), (.loopback, .reachableViaWiFi),
         (.other, .reachableViaWiFi),

@@ -28,7 +28,7 @@ struct NetlinkSessionTests {
         return message
     }
 
-    @Test func aFullDumpAsksForLinksThenAddressesThenRoutesOneAtATime() {
+    @Test func aFullDumpAsksForLinksThenAddressesThenRoutesThenRulesOneAtATime() {
         var session = NetlinkSession(portID: Self.port)
         #expect(session.isSynchronised)
         let first = requestedDumps(session.requestFullDump())
@@ -38,7 +38,9 @@ struct NetlinkSessionTests {
         #expect(second.map(\.type) == [UInt16(RTM_GETADDR)])
         let third = requestedDumps(session.receive(done(second[0].sequence)).actions)
         #expect(third.map(\.type) == [UInt16(RTM_GETROUTE)])
-        #expect(session.receive(done(third[0].sequence)).actions.isEmpty)
+        let fourth = requestedDumps(session.receive(done(third[0].sequence)).actions)
+        #expect(fourth.map(\.type) == [UInt16(RTM_GETRULE)])
+        #expect(session.receive(done(fourth[0].sequence)).actions.isEmpty)
         #expect(session.isSynchronised)
     }
 
@@ -68,7 +70,7 @@ struct NetlinkSessionTests {
             if let request = next.first { sequence = request.sequence }
         }
         // The link dump in flight may hold entries older than the lost events: it runs again, last.
-        #expect(order == [UInt16(RTM_GETADDR), UInt16(RTM_GETROUTE), UInt16(RTM_GETLINK)])
+        #expect(order == [UInt16(RTM_GETADDR), UInt16(RTM_GETROUTE), UInt16(RTM_GETRULE), UInt16(RTM_GETLINK)])
         // After the dumps, an overrun starts over from the links.
         #expect(requestedDumps(session.requestFullDump()).map(\.type) == [UInt16(RTM_GETLINK)])
     }
@@ -85,6 +87,7 @@ struct NetlinkSessionTests {
         sequence = requestedDumps(session.receive(done(sequence)).actions)[0].sequence
         sequence = requestedDumps(session.receive(done(sequence)).actions)[0].sequence
         #expect(session.state.routes.isEmpty)
+        sequence = requestedDumps(session.receive(done(sequence)).actions)[0].sequence
         _ = session.receive(done(sequence))
         #expect(session.isSynchronised)
         #expect(session.state.links.count == 1)
@@ -106,7 +109,8 @@ struct NetlinkSessionTests {
         #expect(next.map(\.type) == [UInt16(RTM_GETADDR)])
         let afterAddresses = requestedDumps(session.receive(done(next[0].sequence)).actions)
         let afterRoutes = requestedDumps(session.receive(done(afterAddresses[0].sequence)).actions)
-        #expect(afterRoutes.map(\.type) == [UInt16(RTM_GETLINK)])
+        let afterRules = requestedDumps(session.receive(done(afterRoutes[0].sequence)).actions)
+        #expect(afterRules.map(\.type) == [UInt16(RTM_GETLINK)])
     }
 
     @Test func aDumpInterruptedAgainAndAgainIsFinallyTakenAsItIs() {

@@ -30,10 +30,19 @@ struct NetworkPathTests {
     }
 
     @Test func aReachablePathOverCellularIsExpensive() {
-        let path = NetworkPath.reachable(via: "wwan0", type: .cellular, supportsIPv4: true, supportsIPv6: false)
+        let wwan0 = RoutingState.Link(index: 3, name: "wwan0", flags: 0x41, hardwareType: 519)
+        let eth0 = RoutingState.Link(index: 2, name: "eth0", flags: 0x41, hardwareType: 1)
+        let path = NetworkPath.reachable(
+            via: wwan0,
+            type: .cellular,
+            route: nil,
+            supportsIPv4: true,
+            supportsIPv6: false
+        )
         #expect(path.status == .reachableViaWWAN && path.isExpensive)
+        #expect(path.interfaceKind == .cellular)
         #expect(
-            !NetworkPath.reachable(via: "eth0", type: .wiredEthernet, supportsIPv4: true, supportsIPv6: true)
+            !NetworkPath.reachable(via: eth0, type: .wiredEthernet, route: nil, supportsIPv4: true, supportsIPv6: true)
                 .isExpensive
         )
     }

@@ -67,6 +67,14 @@ func observeStatusChanges(
     }
 }
 
+// MARK: - Waiting for connectivity instead of polling
+
+func uploadWhenReachable(host: String, upload: @Sendable () async throws -> Void) async throws {
+    // Δ: a typed error (NetworkReachabilityError.Code.connectivityTimedOut) when no route appears in time.
+    _ = try await NetworkReachabilityManager.waitForConnectivity(to: host, timeout: .seconds(60))
+    try await upload()
+}
+
 // MARK: - A stream instead of a block
 
 func syncWhenReachable(_ manager: NetworkReachabilityManager, sync: @Sendable () async -> Void) async {
@@ -85,12 +93,19 @@ struct ReachabilityPortingGuideExamples {
     @Test("every after block of the article is code of this file, line for line")
     func everyAfterBlockOfTheArticleIsCodeOfThisFile() throws {
         let article = "Sources/TetherReachability/Docs.docc/PortingFromAFNetworkReachabilityManager.md"
-        #expect(try ArticleSnippets.checkedBlocks(ofArticle: article).count == 6)
+        #expect(try ArticleSnippets.checkedBlocks(ofArticle: article).count == 7)
         let missing = try ArticleSnippets.blocksMissing(
             fromArticle: article,
             inFiles: ["Tests/TetherReachabilityTests/PortingGuideExamples.swift"]
         )
         #expect(missing.isEmpty, "not in PortingGuideExamples.swift:\n\(missing.joined(separator: "\n---\n"))")
+    }
+
+    @Test("uploadWhenReachable uploads once the loopback address is reachable")
+    func uploadWhenReachableUploads() async throws {
+        let uploads = Recorder<Int>()
+        try await uploadWhenReachable(host: "127.0.0.1") { uploads.append(1) }
+        #expect(uploads.all == [1])
     }
 
     @Test("each status has its policy, and the watcher's first policy is the one for the evaluated status")

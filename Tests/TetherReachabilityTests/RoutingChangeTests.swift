@@ -10,10 +10,12 @@ struct RoutingChangeTests {
         return try #require(RoutingChange(messages[0]))
     }
 
-    @Test func aRecordedNewLinkDecodesNameIndexFlagsAndType() throws {
+    @Test func aRecordedNewLinkDecodesNameIndexFlagsTypeAndDriver() throws {
         #expect(
             try decodeOne(RecordedNetlink.newLinkTrv0Running)
-                == .link(RoutingState.Link(index: 3, name: "trv0", flags: 0x11043, hardwareType: 1))
+                == .link(
+                    RoutingState.Link(index: 3, name: "trv0", flags: 0x11043, hardwareType: 1, driver: "veth", group: 0)
+                )
         )
         guard case .link(let down) = try decodeOne(RecordedNetlink.newLinkTrv0Down) else {
             Issue.record("not a link")
@@ -62,6 +64,41 @@ struct RoutingChangeTests {
         var withDeletion = batched
         for message in NetlinkMessage.parse(RecordedNetlink.deleteDefaultRoute) { _ = withDeletion.receive(message) }
         #expect(withDeletion.state.evaluate(.defaultRoute) { _ in .wiredEthernet }.status == .notReachable)
+    }
+
+    /// RTM_NEWRULE messages the kernel dumped after `ip rule add to 192.0.2.1 lookup 100 priority 1000`,
+    /// `ip rule add table main suppress_prefixlength 0 priority 1500` and
+    /// `ip rule add not fwmark 51820 table 51820 priority 2000`.
+    static let recordedRules = [
+        "440000002000020001000000884c000002200000640000010000000008000f006400000008000e00ffffffff0500150000000000"
+            + "08000600e803000008000100c0000201",
+        "3c0000002000020001000000884c000002000000fe0000010000000008000f00fe00000008000e0000000000050015000000000008"
+            + "000600dc050000",
+        "4c0000002000020001000000884c000002000000fc0000010200000008000f006cca000008000e00ffffffff050015000000000008"
+            + "000600d007000008000a006cca000008001000ffffffff",
+    ]
+
+    @Test func recordedRulesDecodeTheirSelectorsActionsAndPriorities() throws {
+        let rules = try Self.recordedRules.map { hex -> RoutingState.Rule in
+            guard case .rule(let rule) = try decodeOne(RecordedNetlink.bytes(hex)) else {
+                throw NamespaceFreeFailure(description: "not a rule: \(hex)")
+            }
+            return rule
+        }
+        var host = RoutingState.Rule(family: .ipv4, priority: 1000, action: .toTable, table: 100)
+        host.destination = IPAddressBytes("192.0.2.1")
+        host.destinationLength = 32
+        var suppress = RoutingState.Rule(family: .ipv4, priority: 1500, action: .toTable, table: 254)
+        suppress.suppressPrefixLength = 0
+        var unmarked = RoutingState.Rule(family: .ipv4, priority: 2000, action: .toTable, table: 51820)
+        unmarked.flags = RoutingState.Rule.flagInvert
+        unmarked.firewallMark = 51820
+        unmarked.firewallMask = .max
+        #expect(rules == [host, suppress, unmarked])
+    }
+
+    struct NamespaceFreeFailure: Error, CustomStringConvertible {
+        var description: String
     }
 
     @Test func truncatedOrForeignMessagesAreIgnored() {

@@ -65,7 +65,8 @@ struct RoutingStateTests {
                     status: .reachableViaEthernet,
                     interfaceName: "eth0",
                     interfaceType: .wiredEthernet,
-                    supportsIPv4: true
+                    supportsIPv4: true,
+                    route: NetworkPath.Route(destination: "default", table: 254, metric: 0, rulePriority: 32766)
                 )
         )
     }

@@ -5,7 +5,9 @@
 #ifdef __linux__
 
 #include <linux/if.h>
+#include <linux/fib_rules.h>
 #include <linux/if_arp.h>
+#include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
@@ -44,6 +46,9 @@ static inline unsigned int tether_ifaddrmsg_attributes_offset(void) {
     return NLMSG_ALIGN(sizeof(struct ifaddrmsg));
 }
 static inline unsigned int tether_rtmsg_attributes_offset(void) { return NLMSG_ALIGN(sizeof(struct rtmsg)); }
+static inline unsigned int tether_fib_rule_hdr_attributes_offset(void) {
+    return NLMSG_ALIGN(sizeof(struct fib_rule_hdr));
+}
 
 // Multipath next hops (RTA_MULTIPATH).
 static inline int tether_rtnh_ok(const struct rtnexthop *hop, int remaining) { return RTNH_OK(hop, remaining); }

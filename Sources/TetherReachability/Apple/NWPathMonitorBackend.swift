@@ -64,8 +64,17 @@ final class NWPathMonitorBackend: NetworkPathMonitoring {
             interfaceType: type,
             isExpensive: path.isExpensive,
             supportsIPv4: path.supportsIPv4,
-            supportsIPv6: path.supportsIPv6
+            supportsIPv6: path.supportsIPv6,
+            isConstrained: path.isConstrained,
+            interfaceKind: kind(of: interface?.name, type: type)
         )
+    }
+
+    /// Network.framework reports a VPN's interface as `.other`; its name tells it (`utun`, `ipsec`, `ppp`).
+    static func kind(of name: String?, type: NetworkPath.InterfaceType) -> NetworkPath.InterfaceKind {
+        guard type == .other, let name else { return NetworkPath.InterfaceKind(type) }
+        let isVPN = ["utun", "ipsec", "ppp", "tun", "tap", "wg"].contains { name.hasPrefix($0) }
+        return isVPN ? .vpn : NetworkPath.InterfaceKind(type)
     }
 }
 #endif

@@ -6,7 +6,7 @@ import TetherConcurrency
 import TetherResolver
 
 /// The Linux back-end: an rtnetlink socket read on a thread of its own (not an event loop), an initial dump of
-/// links, addresses and routes, bursts coalesced, a re-dump after an overrun, and each evaluation reported when
+/// links, addresses, policy rules and routes, bursts coalesced, a re-dump after an overrun, and each evaluation reported when
 /// its path differs from the last one.
 final class NetlinkPathMonitor: NetworkPathErrorReporting {
     /// How long a failed socket waits before it is opened again.
@@ -218,7 +218,8 @@ final class NetlinkMonitorRun {
         case .address(let address): destination = .addresses([address])
         case .domain(let host): destination = .addresses(Self.addresses(of: host))
         }
-        let path = session.state.evaluate(destination, classify: classifier.classify)
+        // `uidrange` rules select by the user a socket belongs to: this process's.
+        let path = session.state.evaluate(destination, userID: getuid(), classify: classifier.classify)
         guard path != lastReported, !isCancelled else { return }
         lastReported = path
         handler(path)

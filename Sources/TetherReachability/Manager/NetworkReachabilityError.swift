@@ -18,6 +18,11 @@ public struct NetworkReachabilityError: Error, Sendable, CustomStringConvertible
         public static let backendFailed = Code(rawValue: 2)
         /// The back-end did not answer its initial state query in time.
         public static let timedOut = Code(rawValue: 3)
+        /// ``NetworkReachabilityManager/waitForConnectivity(timeout:)`` saw no route to its target within its
+        /// timeout.
+        public static let connectivityTimedOut = Code(rawValue: 4)
+        /// The host to wait for is not a host name or an IP address (it is empty).
+        public static let invalidHost = Code(rawValue: 5)
 
         /// The code's name.
         public var description: String {
@@ -25,6 +30,8 @@ public struct NetworkReachabilityError: Error, Sendable, CustomStringConvertible
             case .backendUnavailable: "backendUnavailable"
             case .backendFailed: "backendFailed"
             case .timedOut: "timedOut"
+            case .connectivityTimedOut: "connectivityTimedOut"
+            case .invalidHost: "invalidHost"
             default: "code \(rawValue)"
             }
         }

@@ -128,6 +128,23 @@ public final class NetworkReachabilityManager: Sendable {
         set { state.withLock { $0.reportsEthernetAsWiFi = newValue } }
     }
 
+    /// How long changes are gathered before one delivery. Default zero: each change is delivered at once.
+    ///
+    /// With a window, the first change after a delivery opens it; the changes until it closes are coalesced into one
+    /// delivery of the final status when it closes, and into none when that status and interface are the ones last
+    /// delivered (a link that flaps inside the window). The first evaluation after ``startMonitoring()`` is always
+    /// delivered at once, and ``networkReachabilityStatus`` and ``path`` always show the latest evaluation. A new
+    /// window applies from the next change on.
+    public var debounceInterval: Duration {
+        get { state.withLock { $0.debouncer.window } }
+        set { state.withLock { $0.debouncer.window = max(newValue, .zero) } }
+    }
+
+    /// Whether the manager is monitoring (between ``startMonitoring()`` and ``stopMonitoring()``).
+    public var isMonitoring: Bool {
+        state.withLock { $0.isMonitoring }
+    }
+
     /// Why the back-end could not evaluate: it could not start (the status stays `.unknown` and the start is
     /// retried every 5 seconds) or it failed later (the last status is kept). Cleared by the next evaluation.
     public var lastError: (any Error)? {
@@ -153,7 +170,7 @@ public final class NetworkReachabilityManager: Sendable {
             let generation = state.withLock { state in
                 state.generation &+= 1
                 state.isMonitoring = true
-                state.lastDelivered = nil
+                state.debouncer.reset()
                 return state.generation
             }
             attemptStart(generation: generation)
@@ -243,16 +260,39 @@ public final class NetworkReachabilityManager: Sendable {
             guard state.generation == generation, state.isMonitoring else { return }
             state.path = path
             state.lastError = nil
-            let reported = state.reportedPath
-            let key = ManagerState.DeliveryKey(status: reported.status, interfaceName: reported.interfaceName)
-            guard key != state.lastDelivered else { return }
-            state.lastDelivered = key
-            state.deliverySequence &+= 1
-            let sequence = state.deliverySequence
-            // Enqueued under the lock so deliveries keep the order of evaluations from any thread.
-            callbackQueue.async { [weak self] in
-                self?.deliver(reported.status, sequence: sequence, generation: generation)
+            let actions = state.debouncer.evaluated(state.reportedPath, at: .now)
+            execute(actions, in: &state, generation: generation)
+        }
+    }
+
+    /// Executes the debouncer's actions (the caller holds the state lock).
+    private func execute(
+        _ actions: [DeliveryDebouncer<ContinuousClock.Instant>.Action],
+        in state: inout ManagerState,
+        generation: UInt64
+    ) {
+        for action in actions {
+            switch action {
+            case .deliver(let reported):
+                state.deliverySequence &+= 1
+                let sequence = state.deliverySequence
+                // Enqueued under the lock so deliveries keep the order of evaluations from any thread.
+                callbackQueue.async { [weak self] in
+                    self?.deliver(reported.status, sequence: sequence, generation: generation)
+                }
+            case .armTimer(let id, let deadline):
+                let delay = Self.timeInterval(max(deadline - .now, .zero))
+                DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in
+                    self?.windowClosed(timer: id, generation: generation)
+                }
             }
+        }
+    }
+
+    private func windowClosed(timer id: UInt64, generation: UInt64) {
+        state.withLock { state in
+            guard state.generation == generation, state.isMonitoring else { return }
+            execute(state.debouncer.timerFired(id: id), in: &state, generation: generation)
         }
     }
 
@@ -302,19 +342,14 @@ private struct ManagerState {
     typealias ChangeBlock = @Sendable (NetworkReachabilityStatus) -> Void
     typealias Continuation = AsyncStream<NetworkReachabilityStatus>.Continuation
 
-    /// What makes two evaluations different for delivery: the status or the egress interface.
-    struct DeliveryKey: Hashable {
-        var status: NetworkReachabilityStatus
-        var interfaceName: String?
-    }
-
     var generation: UInt64 = 0
     var isMonitoring = false
     var path = NetworkPath(status: .unknown)
     var reportsEthernetAsWiFi = false
     // Sendable: the error is only stored and handed back out by `lastError`; the manager never reads into it.
     var lastError: UncheckedSendableBox<any Error>?
-    var lastDelivered: DeliveryKey?
+    /// Which evaluations are delivered, and when.
+    var debouncer = DeliveryDebouncer<ContinuousClock.Instant>()
     var changeBlock: ChangeBlock?
     var deliverySequence: UInt64 = 0
     var nextStreamID: UInt64 = 0

@@ -73,13 +73,13 @@ struct IPAddressBytes: Sendable, Hashable, CustomStringConvertible {
         return bytes[wholeBytes] & mask == network.bytes[wholeBytes] & mask
     }
 
+    /// The address as `inet_ntop` writes it ("10.0.0.1", "2001:db8::1").
     var description: String {
-        switch family {
-        case .ipv4:
-            return bytes.map(String.init).joined(separator: ".")
-        case .ipv6:
-            let groups = stride(from: 0, to: 16, by: 2).map { UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]) }
-            return groups.map { String($0, radix: 16) }.joined(separator: ":")
+        var text = [CChar](repeating: 0, count: 64)
+        let written = bytes.withUnsafeBytes { raw in
+            inet_ntop(family == .ipv4 ? AF_INET : AF_INET6, raw.baseAddress, &text, socklen_t(text.count))
         }
+        guard written != nil else { return "?" }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -10,7 +10,7 @@ public struct NetworkPath: Sendable, Hashable {
         case wiredEthernet
         /// The loopback interface: the target is this host.
         case loopback
-        /// Anything else: tunnels, VPNs, PPP without a modem.
+        /// Anything else: tunnels and VPNs (see ``NetworkPath/interfaceKind`` to tell them apart).
         case other
     }
 
@@ -21,7 +21,25 @@ public struct NetworkPath: Sendable, Hashable {
     /// The kind of the egress interface; `nil` when the target is not reachable.
     public var interfaceType: InterfaceType?
     /// Whether the path is expensive: cellular (or, on Apple platforms, a personal hotspot).
+    ///
+    /// On Linux it is based on the egress interface alone: a mobile-broadband modem (sysfs `DEVTYPE=wwan`,
+    /// `ARPHRD_RAWIP`) or a PPP link. A VPN carried over a cellular link is not seen as expensive: the kernel does not
+    /// say which link carries a tunnel's packets.
     public var isExpensive: Bool
+    /// Whether the path is constrained (Low Data Mode on Apple platforms). Linux has no such setting: always `false`
+    /// there.
+    public var isConstrained: Bool
+    /// What the egress interface is, beyond AFNetworking's kinds: a VPN, a tunnel, loopback; `nil` when the target
+    /// is not reachable. ``interfaceType`` and ``status`` keep AFNetworking's kinds for ported code.
+    public var interfaceKind: InterfaceKind?
+    /// The egress interface's driver on Linux (`IFLA_INFO_KIND`: "wireguard", "tun", "veth", "gre", "bridge"), `nil`
+    /// for a physical device, on other platforms, and when the target is not reachable.
+    public var interfaceDriver: String?
+    /// The route that serves the target, as `ip route get` shows it (Linux only); `nil` when not reachable.
+    public var route: Route?
+
+    /// Whether the path leaves through a VPN interface (``interfaceKind`` is ``InterfaceKind/vpn``).
+    public var isVPN: Bool { interfaceKind == .vpn }
     /// Whether an IPv4 route to the target exists over a running interface.
     public var supportsIPv4: Bool
     /// Whether an IPv6 route to the target exists over a running interface.
@@ -35,13 +53,21 @@ public struct NetworkPath: Sendable, Hashable {
     ///   - isExpensive: whether the path is cellular or a hotspot.
     ///   - supportsIPv4: whether the target is reachable over IPv4.
     ///   - supportsIPv6: whether the target is reachable over IPv6.
+    ///   - isConstrained: whether the path is constrained (Low Data Mode).
+    ///   - interfaceKind: what the egress interface is; by default the kind of `interfaceType`.
+    ///   - interfaceDriver: the egress interface's driver (`IFLA_INFO_KIND`).
+    ///   - route: the route that serves the target.
     public init(
         status: NetworkReachabilityStatus,
         interfaceName: String? = nil,
         interfaceType: InterfaceType? = nil,
         isExpensive: Bool = false,
         supportsIPv4: Bool = false,
-        supportsIPv6: Bool = false
+        supportsIPv6: Bool = false,
+        isConstrained: Bool = false,
+        interfaceKind: InterfaceKind? = nil,
+        interfaceDriver: String? = nil,
+        route: Route? = nil
     ) {
         self.status = status
         self.interfaceName = interfaceName
@@ -49,24 +75,32 @@ public struct NetworkPath: Sendable, Hashable {
         self.isExpensive = isExpensive
         self.supportsIPv4 = supportsIPv4
         self.supportsIPv6 = supportsIPv6
+        self.isConstrained = isConstrained
+        self.interfaceKind = interfaceKind ?? interfaceType.map(InterfaceKind.init)
+        self.interfaceDriver = interfaceDriver
+        self.route = route
     }
 }
 
 extension NetworkPath {
-    /// A reachable path over an interface of the given kind, with the status AFNetworking's rules give it.
+    /// A reachable path over a link of the given type, with the status AFNetworking's rules give it.
     static func reachable(
-        via interfaceName: String,
+        via link: RoutingState.Link,
         type: InterfaceType,
+        route: Route?,
         supportsIPv4: Bool,
         supportsIPv6: Bool
     ) -> NetworkPath {
         NetworkPath(
             status: type.reachableStatus,
-            interfaceName: interfaceName,
+            interfaceName: link.name,
             interfaceType: type,
             isExpensive: type == .cellular,
             supportsIPv4: supportsIPv4,
-            supportsIPv6: supportsIPv6
+            supportsIPv6: supportsIPv6,
+            interfaceKind: InterfaceClassifier.kind(of: link, type: type),
+            interfaceDriver: link.driver,
+            route: route
         )
     }
 

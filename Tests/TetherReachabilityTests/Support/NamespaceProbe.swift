@@ -20,6 +20,9 @@ final class NamespaceProbe {
         var status: String? { fields["status"] as? String }
         var interface: String? { fields["interface"] as? String }
         var interfaceType: String? { fields["interfaceType"] as? String }
+        var kind: String? { fields["kind"] as? String }
+        var driver: String? { fields["driver"] as? String }
+        var route: String? { fields["route"] as? String }
         var description: String { text }
     }
 
@@ -93,6 +96,24 @@ final class NamespaceProbe {
         }
     }
 
+    /// Runs a shell script inside the probe's namespace and returns its standard output and error, whatever its
+    /// exit status (for `ip route get`, which fails for an unreachable destination).
+    func output(of script: String) throws -> String {
+        let nsenter = ChildProcess()
+        nsenter.executableURL = URL(fileURLWithPath: try Self.tool("nsenter"))
+        nsenter.arguments = [
+            "--target", "\(process.processIdentifier)", "--user", "--net", "--preserve-credentials",
+            "/bin/sh", "-c", "\(script) 2>&1",
+        ]
+        nsenter.environment = Self.environment
+        let stdout = Pipe()
+        nsenter.standardOutput = stdout
+        try nsenter.run()
+        let text = stdout.fileHandleForReading.readDataToEndOfFile()
+        nsenter.waitUntilExit()
+        return String(decoding: text, as: UTF8.self)
+    }
+
     /// Runs `ip -batch` inside the probe's namespace over a file holding `commands` (one `ip` command each,
     /// without the leading `ip`).
     func runBatch(_ commands: [String]) throws {
@@ -155,12 +176,12 @@ final class NamespaceProbe {
     }
 
     /// The kernel's count of messages dropped for the probe's rtnetlink monitor socket (the one subscribed to the
-    /// back-end's groups, 0x551), from `/proc/<pid>/net/netlink`; `nil` when no such socket is listed.
+    /// back-end's groups, 0x405D1), from `/proc/<pid>/net/netlink`; `nil` when no such socket is listed.
     func netlinkDrops() throws -> Int? {
         let table = try String(contentsOfFile: "/proc/\(process.processIdentifier)/net/netlink", encoding: .utf8)
         // Columns: sk Eth Pid Groups Rmem Wmem Dump Locks Drops Inode.
         let rows = table.split(separator: "\n").dropFirst().map { $0.split(separator: " ") }
-        let monitors = rows.filter { $0.count >= 9 && $0[1] == "0" && UInt32($0[3], radix: 16) == 0x551 }
+        let monitors = rows.filter { $0.count >= 9 && $0[1] == "0" && UInt32($0[3], radix: 16) == 0x405D1 }
         guard !monitors.isEmpty else { return nil }
         return monitors.compactMap { Int($0[8]) }.reduce(0, +)
     }

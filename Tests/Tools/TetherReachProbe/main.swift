@@ -1,6 +1,6 @@
 // TetherReachProbe: a helper that the TetherReachability tests start inside a network namespace they created.
 //
-//   TetherReachProbe [--domain HOST | --address IP] [--witness] [--exhaust-descriptors]
+//   TetherReachProbe [--domain HOST | --address IP] [--witness] [--exhaust-descriptors] [--hold-tun NAME]
 //
 // Prints one JSON line per event, flushed at once:
 //   {"event":"change", ...}    each delivered status (the change block), the first one included
@@ -9,14 +9,19 @@
 //   {"event":"stopped"}        after a "stop" command, {"event":"sync","id":N} after "sync N"
 // Every status line has "manager" ("main", or "witness": a second manager with the same target, started with
 // --witness, that keeps monitoring while "main" is stopped), "status", "statusCode", "interface",
-// "interfaceType" and "lastError".
+// "interfaceType", "kind", "driver", "isExpensive", "route" (the serving route's description) and "lastError".
+// --hold-tun NAME creates the tun device NAME (or attaches to it) before the managers start and holds it open, so
+// that it has a carrier once it is up.
 // --exhaust-descriptors lowers RLIMIT_NOFILE so that no descriptor can be opened (the back-end's socket() fails
 // with EMFILE) until the "restore-descriptors" command, acknowledged by {"event":"restored"} before any delivery that
 // the restore made possible: the limit is restored on the callback queue, so such a delivery queues behind it.
 // "restore-descriptors wait" also waits (at most 20 s) for the main manager's retry to evaluate before acknowledging:
 // the widest window a delivery could have to overtake the acknowledgement.
 // Commands on stdin, one per line: "stop", "start", "sync <id>", "status" (prints the main manager's current
-// status as {"event":"status", ...}), "restore-descriptors [wait]". Ends on stdin EOF or SIGTERM.
+// status as {"event":"status", ...}), "restore-descriptors [wait]", "wait HOST SECONDS" (starts a manager for HOST,
+// prints {"event":"waiting","host":HOST,"status":S} with its synchronous first status, then waits with
+// waitForConnectivity(timeout:) and prints
+// {"event":"waited", ...status fields} or {"event":"waitFailed","code":N,"error":TEXT}). Ends on stdin EOF or SIGTERM.
 import Dispatch
 import Foundation
 import NIOCore
@@ -60,6 +65,10 @@ func statusLine(
         "statusCode": status.rawValue,
         "interface": path.interfaceName.map { $0 as Any } ?? NSNull(),
         "interfaceType": path.interfaceType.map { $0.rawValue as Any } ?? NSNull(),
+        "kind": path.interfaceKind.map { $0.rawValue as Any } ?? NSNull(),
+        "driver": path.interfaceDriver.map { $0 as Any } ?? NSNull(),
+        "isExpensive": path.isExpensive,
+        "route": path.route.map { $0.description as Any } ?? NSNull(),
         "lastError": manager.lastError.map { "\($0)" as Any } ?? NSNull(),
     ])
 }
@@ -85,6 +94,8 @@ func makeManager(arguments: [String]) -> NetworkReachabilityManager {
             index += 2
         case "--witness", "--exhaust-descriptors":
             index += 1
+        case "--hold-tun" where index + 1 < arguments.count:
+            index += 2
         default:
             fail("usage: TetherReachProbe [--domain HOST | --address IP] [--witness] [--exhaust-descriptors]")
         }
@@ -141,6 +152,29 @@ func exhaustDescriptors() { fail("--exhaust-descriptors is only supported on Lin
 func restoreDescriptors() {}
 #endif
 
+#if os(Linux)
+/// Creates (or attaches to) the tun device `name` and keeps it open for the probe's life: a tun device has a
+/// carrier only while a process holds it.
+func holdTun(_ name: String) -> Int32 {
+    let descriptor = open("/dev/net/tun", O_RDWR | O_CLOEXEC)
+    guard descriptor >= 0 else { fail("cannot open /dev/net/tun: errno \(errno)") }
+    // struct ifreq: the name (IFNAMSIZ bytes), then the flags: IFF_TUN | IFF_NO_PI.
+    var request = [UInt8](repeating: 0, count: 40)
+    for (offset, byte) in name.utf8.prefix(15).enumerated() { request[offset] = byte }
+    let flags: UInt16 = 0x0001 | 0x1000
+    request[16] = UInt8(flags & 0xFF)
+    request[17] = UInt8(flags >> 8)
+    let tunSetInterface: UInt = 0x4004_54CA
+    let result = request.withUnsafeMutableBytes { ioctl(descriptor, tunSetInterface, $0.baseAddress!) }
+    guard result == 0 else { fail("TUNSETIFF \(name) failed: errno \(errno)") }
+    return descriptor
+}
+
+if let position = arguments.firstIndex(of: "--hold-tun"), position + 1 < arguments.count {
+    _ = holdTun(arguments[position + 1])
+}
+#endif
+
 if arguments.contains("--exhaust-descriptors") {
     exhaustDescriptors()
 }
@@ -171,6 +205,37 @@ while let line = readLine() {
                 usleep(10_000)
             }
             emit(encode(["event": "restored"]))
+        }
+    case "wait" where words.count == 3:
+        let host = words[1]
+        let seconds = Double(words[2]) ?? 0
+        let waiter: NetworkReachabilityManager
+        if let address = try? SocketAddress(ipAddress: host, port: 0) {
+            waiter = NetworkReachabilityManager(address: address, callbackQueue: queue)
+        } else {
+            waiter = NetworkReachabilityManager(domain: host, callbackQueue: queue)
+        }
+        waiter.startMonitoring()
+        emit(
+            encode(["event": "waiting", "host": host, "status": waiter.networkReachabilityStatus.localizedDescription])
+        )
+        // Detached: the main thread is busy reading commands.
+        Task.detached {
+            do {
+                let path = try await waiter.waitForConnectivity(timeout: .milliseconds(Int(seconds * 1000)))
+                emit(
+                    encode([
+                        "event": "waited", "host": host, "status": path.status.localizedDescription,
+                        "interface": path.interfaceName.map { $0 as Any } ?? NSNull(),
+                        "kind": path.interfaceKind.map { $0.rawValue as Any } ?? NSNull(),
+                    ])
+                )
+            } catch let error as NetworkReachabilityError {
+                emit(encode(["event": "waitFailed", "host": host, "code": error.code.rawValue, "error": "\(error)"]))
+            } catch {
+                emit(encode(["event": "waitFailed", "host": host, "code": -1, "error": "\(error)"]))
+            }
+            waiter.stopMonitoring()
         }
     case "sync":
         let id = words.count > 1 ? words[1] : ""

@@ -8,9 +8,9 @@ import CTetherNetlink
 /// applying everything in arrival order converges on the kernel's state. Each dump clears its part of the state
 /// when it is requested.
 struct NetlinkSession: Sendable {
-    /// The three state dumps, in the order they are run.
+    /// The four state dumps, in the order they are run.
     enum Dump: Sendable, Hashable, CaseIterable {
-        case links, addresses, routes
+        case links, addresses, routes, rules
     }
 
     /// What the monitor must do.
@@ -46,7 +46,7 @@ struct NetlinkSession: Sendable {
     /// No dump queued or in flight: the state is complete.
     var isSynchronised: Bool { inFlight == nil && queued.isEmpty }
 
-    /// Queues links, addresses and routes (at start, and after an overrun lost events).
+    /// Queues links, addresses, routes and rules (at start, and after an overrun lost events).
     mutating func requestFullDump() -> [Action] {
         for dump in Dump.allCases where !queued.contains(dump) {
             queued.append(dump)
@@ -104,6 +104,8 @@ struct NetlinkSession: Sendable {
         case .addressRemoved(let address): state.removeAddress(address)
         case .route(let route, let replacing): state.addRoute(route, replacing: replacing)
         case .routeRemoved(let route): state.removeRoute(route)
+        case .rule(let rule): state.addRule(rule)
+        case .ruleRemoved(let rule): state.removeRule(rule)
         }
     }
 
@@ -139,6 +141,7 @@ struct NetlinkSession: Sendable {
         switch dump {
         case .links: state.removeAllLinks()
         case .addresses: state.removeAllAddresses()
+        case .rules: state.removeAllRules()
         case .routes: state.removeAllRoutes()
         }
         return [.send(Self.request(dump, sequence: sequence, portID: portID))]
@@ -155,6 +158,9 @@ struct NetlinkSession: Sendable {
         case .addresses:
             type = Int32(RTM_GETADDR)
             headerSize = MemoryLayout<ifaddrmsg>.size
+        case .rules:
+            type = Int32(RTM_GETRULE)
+            headerSize = MemoryLayout<fib_rule_hdr>.size
         case .routes:
             type = Int32(RTM_GETROUTE)
             headerSize = MemoryLayout<rtmsg>.size
@@ -175,7 +181,7 @@ extension RoutingChange {
         switch self {
         case .link(let link): link.flags & RoutingState.Link.flagUp == 0
         case .linkRemoved, .addressRemoved: true
-        case .address, .route, .routeRemoved: false
+        case .address, .route, .routeRemoved, .rule, .ruleRemoved: false
         }
     }
 }

@@ -2,7 +2,7 @@
 import CTetherNetlink
 import Glibc
 
-/// A non-blocking `NETLINK_ROUTE` socket subscribed to link, IPv4/IPv6 address and IPv4/IPv6 route changes.
+/// A non-blocking `NETLINK_ROUTE` socket subscribed to link, IPv4/IPv6 address, route and rule changes.
 final class NetlinkSocket {
     /// What one receive produced.
     enum Received {
@@ -14,11 +14,13 @@ final class NetlinkSocket {
         case overrun
     }
 
-    /// The multicast groups: RTMGRP_LINK, RTMGRP_IPV4_IFADDR, RTMGRP_IPV4_ROUTE, RTMGRP_IPV6_IFADDR,
-    /// RTMGRP_IPV6_ROUTE.
-    static let groups = UInt32(
-        RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_IFADDR | RTMGRP_IPV6_ROUTE
-    )
+    /// The multicast groups: RTMGRP_LINK, RTMGRP_IPV4_IFADDR, RTMGRP_IPV4_ROUTE, RTMGRP_IPV4_RULE,
+    /// RTMGRP_IPV6_IFADDR, RTMGRP_IPV6_ROUTE, and the IPv6 rules group (RTNLGRP_IPV6_RULE, which has no RTMGRP_ mask).
+    static let groups =
+        UInt32(
+            RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV4_ROUTE | RTMGRP_IPV4_RULE | RTMGRP_IPV6_IFADDR
+                | RTMGRP_IPV6_ROUTE
+        ) | UInt32(1) << (UInt32(RTNLGRP_IPV6_RULE.rawValue) - 1)
 
     let fileDescriptor: Int32
     /// The port the kernel assigned to this socket; replies to its requests carry it.

@@ -10,6 +10,8 @@ enum RoutingChange: Sendable, Hashable {
     case addressRemoved(RoutingState.Address)
     case route(RoutingState.Route, replacing: Bool)
     case routeRemoved(RoutingState.Route)
+    case rule(RoutingState.Rule)
+    case ruleRemoved(RoutingState.Rule)
 
     /// Decodes `message`; `nil` for messages that do not change reachability (other families, bridge port
     /// notifications, malformed payloads).
@@ -28,6 +30,9 @@ enum RoutingChange: Sendable, Hashable {
             } else {
                 self = .routeRemoved(route)
             }
+        case Int32(RTM_NEWRULE), Int32(RTM_DELRULE):
+            guard let rule = Self.decodeRule(message.payload) else { return nil }
+            self = Int32(message.type) == Int32(RTM_NEWRULE) ? .rule(rule) : .ruleRemoved(rule)
         default:
             return nil
         }
@@ -50,11 +55,14 @@ enum RoutingChange: Sendable, Hashable {
             parsing: payload,
             from: Int(tether_ifinfomsg_attributes_offset())
         )
+        let linkInfo = attributes[UInt16(IFLA_LINKINFO)].map { NetlinkAttributes(parsing: $0, from: 0) }
         return RoutingState.Link(
             index: header.ifi_index,
             name: attributes.string(UInt16(IFLA_IFNAME)) ?? "",
             flags: header.ifi_flags,
-            hardwareType: header.ifi_type
+            hardwareType: header.ifi_type,
+            driver: linkInfo?.string(UInt16(IFLA_INFO_KIND)),
+            group: attributes.uint32(UInt16(IFLA_GROUP)) ?? 0
         )
     }
 
@@ -112,6 +120,57 @@ enum RoutingChange: Sendable, Hashable {
             priority: attributes.uint32(UInt16(RTA_PRIORITY.rawValue)) ?? 0,
             nextHops: hops
         )
+    }
+
+    private static func decodeRule(_ payload: [UInt8]) -> RoutingState.Rule? {
+        guard payload.count >= MemoryLayout<fib_rule_hdr>.size else { return nil }
+        let header = payload.withUnsafeBytes { $0.loadUnaligned(as: fib_rule_hdr.self) }
+        guard let family = family(header.family) else { return nil }
+        let attributes = NetlinkAttributes(parsing: payload, from: Int(tether_fib_rule_hdr_attributes_offset()))
+        // The kernel dumps the unset suppressors as -1.
+        let unset = UInt32.max
+        var rule = RoutingState.Rule(
+            family: family,
+            priority: attributes.uint32(UInt16(FRA_PRIORITY)) ?? 0,
+            action: RoutingState.Rule.Action(rawValue: header.action) ?? .unspecified,
+            table: attributes.uint32(UInt16(FRA_TABLE)) ?? UInt32(header.table),
+            flags: header.flags
+        )
+        rule.sourceLength = header.src_len
+        rule.source = attributes[UInt16(FRA_SRC)].flatMap { IPAddressBytes(family: family, bytes: $0) }
+        rule.destinationLength = header.dst_len
+        rule.destination = attributes[UInt16(FRA_DST)].flatMap { IPAddressBytes(family: family, bytes: $0) }
+        rule.typeOfService = header.tos
+        rule.inputInterface = attributes.string(UInt16(FRA_IIFNAME))
+        rule.outputInterface = attributes.string(UInt16(FRA_OIFNAME))
+        rule.firewallMark = attributes.uint32(UInt16(FRA_FWMARK)) ?? 0
+        // A mark without a mask is compared whole.
+        rule.firewallMask = attributes.uint32(UInt16(FRA_FWMASK)) ?? (rule.firewallMark != 0 ? unset : 0)
+        rule.gotoTarget = attributes.uint32(UInt16(FRA_GOTO))
+        rule.suppressPrefixLength = attributes.uint32(UInt16(FRA_SUPPRESS_PREFIXLEN)).flatMap { $0 == unset ? nil : $0 }
+        rule.suppressInterfaceGroup = attributes.uint32(UInt16(FRA_SUPPRESS_IFGROUP)).flatMap { $0 == unset ? nil : $0 }
+        if let tunnel = attributes[UInt16(FRA_TUN_ID)], tunnel.count >= 8 {
+            rule.tunnelID = tunnel.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+        }
+        rule.isL3MasterDevice = attributes[UInt16(FRA_L3MDEV)]?.first.map { $0 != 0 } ?? false
+        rule.ipProtocol = attributes[UInt16(FRA_IP_PROTO)]?.first ?? 0
+        rule.sourcePorts = portRange(attributes[UInt16(FRA_SPORT_RANGE)])
+        rule.destinationPorts = portRange(attributes[UInt16(FRA_DPORT_RANGE)])
+        if let range = attributes[UInt16(FRA_UID_RANGE)], range.count >= 8 {
+            let start = range.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
+            let end = range.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 4, as: UInt32.self) }
+            rule.userIDs = start <= end ? start...end : nil
+        }
+        return rule
+    }
+
+    /// A `fib_rule_port_range` (two `u16`, start and end); `nil` when absent or empty.
+    private static func portRange(_ bytes: [UInt8]?) -> ClosedRange<UInt16>? {
+        guard let bytes, bytes.count >= 4 else { return nil }
+        let start = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt16.self) }
+        let end = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 2, as: UInt16.self) }
+        guard start != 0 || end != 0 else { return nil }
+        return start <= end ? start...end : start...start
     }
 
     private static func decodeNextHops(_ bytes: [UInt8], family: IPAddressBytes.Family) -> [RoutingState.NextHop] {

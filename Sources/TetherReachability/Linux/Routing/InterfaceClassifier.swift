@@ -14,6 +14,12 @@ struct InterfaceClassifier: Sendable {
     enum HardwareType {
         static let ethernet: UInt16 = 1
         static let ppp: UInt16 = 512
+        static let tunnel: UInt16 = 768
+        static let tunnel6: UInt16 = 769
+        static let sit: UInt16 = 776
+        static let ipGRE: UInt16 = 778
+        static let ip6GRE: UInt16 = 823
+        static let none: UInt16 = 0xFFFE
         static let rawIP: UInt16 = 519
         static let loopback: UInt16 = 772
         static let ieee80211: UInt16 = 801
@@ -52,6 +58,34 @@ struct InterfaceClassifier: Sendable {
             return .wiredEthernet
         }
         return .other
+    }
+
+    /// Drivers (`IFLA_INFO_KIND`) whose links are VPNs: WireGuard, `tun`/`tap` devices, IPsec interfaces, OpenVPN's
+    /// data-channel offload.
+    static let vpnDrivers: Set<String> = ["wireguard", "tun", "xfrm", "vti", "vti6", "ovpn"]
+    /// Drivers whose links are encapsulating tunnels.
+    static let tunnelDrivers: Set<String> = [
+        "gre", "gretap", "ip6gre", "ip6gretap", "ipip", "sit", "ip6tnl", "vxlan", "geneve", "erspan", "ip6erspan",
+        "bareudp",
+    ]
+    /// Hardware types of tunnels (IP-in-IP, IPv6 tunnels, SIT, GRE).
+    static let tunnelHardwareTypes: Set<UInt16> = [
+        HardwareType.tunnel, HardwareType.tunnel6, HardwareType.sit, HardwareType.ipGRE, HardwareType.ip6GRE,
+    ]
+
+    /// The kind of `link`, whose AFNetworking type is `type`: loopback; a VPN or tunnel driver; a tunnel hardware
+    /// type; a point-to-point link without a hardware address (a userspace VPN's device); else the type's kind.
+    static func kind(of link: RoutingState.Link, type: NetworkPath.InterfaceType) -> NetworkPath.InterfaceKind {
+        if type == .loopback { return .loopback }
+        if let driver = link.driver {
+            if vpnDrivers.contains(driver) { return .vpn }
+            if tunnelDrivers.contains(driver) { return .tunnel }
+        }
+        if tunnelHardwareTypes.contains(link.hardwareType) { return .tunnel }
+        if link.hardwareType == HardwareType.none, link.flags & RoutingState.Link.flagPointToPoint != 0 {
+            return .vpn
+        }
+        return NetworkPath.InterfaceKind(type)
     }
 
     /// The sysfs hints of `link`, or `nil` when sysfs has no such device or shows another device of that name

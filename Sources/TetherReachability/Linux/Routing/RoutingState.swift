@@ -1,13 +1,14 @@
-/// The kernel's links, addresses and routes as the netlink back-end last heard of them.
+/// The kernel's links, addresses, policy rules and routes as the netlink back-end last heard of them.
 ///
 /// A pure value: the netlink session applies decoded messages to it, and ``RoutingState/evaluate(_:classify:)``
 /// answers reachability from it, so both are tested without sockets.
 struct RoutingState: Sendable, Equatable {
     /// A network interface (`RTM_NEWLINK`).
     struct Link: Sendable, Hashable {
-        /// `IFF_UP`, `IFF_LOOPBACK`, `IFF_RUNNING` (`<linux/if.h>`).
+        /// `IFF_UP`, `IFF_LOOPBACK`, `IFF_POINTOPOINT`, `IFF_RUNNING` (`<linux/if.h>`).
         static let flagUp: UInt32 = 0x1
         static let flagLoopback: UInt32 = 0x8
+        static let flagPointToPoint: UInt32 = 0x10
         static let flagRunning: UInt32 = 0x40
         /// `ARPHRD_LOOPBACK`.
         static let hardwareTypeLoopback: UInt16 = 772
@@ -17,6 +18,10 @@ struct RoutingState: Sendable, Equatable {
         var flags: UInt32
         /// The ARPHRD_* type (`ifi_type`).
         var hardwareType: UInt16
+        /// The driver's kind (`IFLA_INFO_KIND`: "wireguard", "tun", "veth", "gre"); `nil` for a physical device.
+        var driver: String? = nil
+        /// The interface group (`IFLA_GROUP`), which `suppress_ifgroup` rules test.
+        var group: UInt32 = 0
 
         /// Up and running: administratively up with a carrier (`IFF_UP | IFF_RUNNING`).
         var isUsable: Bool { flags & Self.flagUp != 0 && flags & Self.flagRunning != 0 }
@@ -110,12 +115,15 @@ struct RoutingState: Sendable, Equatable {
     private(set) var links: [Int32: Link] = [:]
     private(set) var addresses: Set<Address> = []
     private(set) var routes: [Route.Identity: Route] = [:]
+    /// The policy rules of both families in the kernel's order (by priority, then in the order they were added).
+    private(set) var rules: [Rule] = []
 
     init() {}
 
-    init(links: [Link], addresses: [Address] = [], routes: [Route]) {
+    init(links: [Link], addresses: [Address] = [], rules: [Rule] = [], routes: [Route]) {
         for link in links { self.links[link.index] = link }
         self.addresses = Set(addresses)
+        for rule in rules { addRule(rule) }
         for route in routes { self.routes[route.identity] = route }
     }
 
@@ -170,4 +178,19 @@ struct RoutingState: Sendable, Equatable {
     mutating func removeAllLinks() { links = [:] }
     mutating func removeAllAddresses() { addresses = [] }
     mutating func removeAllRoutes() { routes = [:] }
+
+    /// Adds a rule after the rules of the same or a lower priority, where the kernel puts it.
+    mutating func addRule(_ rule: Rule) {
+        let position = rules.firstIndex { $0.priority > rule.priority } ?? rules.endIndex
+        rules.insert(rule, at: position)
+    }
+
+    /// Removes the first rule equal to `rule`.
+    mutating func removeRule(_ rule: Rule) {
+        if let position = rules.firstIndex(of: rule) {
+            rules.remove(at: position)
+        }
+    }
+
+    mutating func removeAllRules() { rules = [] }
 }
