@@ -98,6 +98,13 @@ func loadOffline(_ url: URL, configuration: URLConnection.Configuration) async t
     return try await URLConnection.data(for: request, configuration: configuration).0
 }
 
+func makeTestCache() -> (HTTPResponseCache, ManualHTTPCacheClock) {
+    let clock = ManualHTTPCacheClock()
+    return (HTTPResponseCache(isPrivate: true, clock: clock), clock)
+}
+// … load a response with `Cache-Control: max-age=60`, then `clock.advance(by: .seconds(61))`:
+// the next load revalidates it.
+
 // MARK: - Answer authentication challenges
 
 final class SignInDelegate: URLConnectionDataDelegate {
@@ -163,7 +170,7 @@ struct HTTPGettingStartedExamples {
     @Test("every Swift block of the article is code of this file, line for line")
     func everySwiftBlockOfTheArticleIsCodeOfThisFile() throws {
         let article = "Sources/TetherHTTP/Docs.docc/GettingStarted.md"
-        #expect(try ArticleSnippets.checkedBlocks(ofArticle: article).count == 9)
+        #expect(try ArticleSnippets.checkedBlocks(ofArticle: article).count == 10)
         let missing = try ArticleSnippets.blocksMissing(
             fromArticle: article,
             inFiles: ["Tests/TetherHTTPTests/GettingStartedExamples.swift"]
@@ -257,6 +264,21 @@ struct HTTPGettingStartedExamples {
         await expectURLError(.resourceUnavailable) {
             _ = try await loadOffline(self.server.url("/cache/never-\(name)"), configuration: configuration)
         }
+    }
+
+    @Test("makeTestCache's clock ages a stored response without waiting: past its max-age it is loaded again")
+    func aManualClockAgesTheCache() async throws {
+        let (cache, clock) = makeTestCache()
+        let configuration = URLConnection.Configuration(responseCache: cache)
+        let name = "gs\(UUID().uuidString.prefix(8))"
+        let url = server.url("/cache/\(name)?cc=max-age%3D60")
+        _ = try await URLConnection.data(for: URLRequest(url: url), configuration: configuration)
+        clock.advance(by: .seconds(59))
+        _ = try await URLConnection.data(for: URLRequest(url: url), configuration: configuration)
+        #expect(try await server.counts()["200:\(name)"] == 1)
+        clock.advance(by: .seconds(2))
+        _ = try await URLConnection.data(for: URLRequest(url: url), configuration: configuration)
+        #expect(try await server.counts()["200:\(name)"] == 2)
     }
 
     @Test("SignInDelegate passes Basic and Digest challenges, and a wrong password ends with the 401")

@@ -126,7 +126,10 @@ struct HTTPLoadMachineTests {
     @Test func aConditionTheRequestAlreadyHasIsNotAddedTwice() {
         var request = Self.request()
         request.setValue("\"mine\"", forHTTPHeaderField: "If-None-Match")
-        let stale = Self.entry(["ETag": "\"v1\"", "Last-Modified": "Sun, 01 Nov 2026 00:00:00 GMT"], age: 120)
+        let stale = Self.entry(
+            ["ETag": "\"v1\"", "Last-Modified": "Sun, 01 Nov 2026 00:00:00 GMT", "Cache-Control": "max-age=60"],
+            age: 120
+        )
         #expect(
             Self.started(request, stored: stale).1
                 == "send GET http://example.test/notes If-Modified-Since: Sun, 01 Nov 2026 00:00:00 GMT"

@@ -39,7 +39,7 @@ struct CacheEntry: Codable, Sendable {
 
     /// The response as a load delivers it from the cache: with an `Age` of its current age in whole seconds, which
     /// a cache must send (RFC 9111 §5.1); the stored headers keep the `Age` it arrived with.
-    func makeServedResponse(now: Date = Date()) -> HTTPURLResponse {
+    func makeServedResponse(now: Date) -> HTTPURLResponse {
         var served = self
         if let existing = served.headers.keys.first(where: { HeaderLookup.namesMatch($0, "Age") }) {
             served.headers.removeValue(forKey: existing)
@@ -59,10 +59,13 @@ struct CacheEntry: Codable, Sendable {
 
     var hasValidators: Bool { self.header("ETag") != nil || self.header("Last-Modified") != nil }
 
-    /// Headers refreshed by a 304 (RFC 9111 §4.3.4): every header of the 304 replaces the stored one,
-    /// except the framing headers that describe the 304 itself.
+    /// Headers refreshed by a 304 or by a 200 to a `HEAD` (RFC 9111 §4.3.4, §4.3.5): every header of the response
+    /// replaces the stored one, except the framing headers that describe that response itself, and
+    /// `Content-Encoding` when the stored body is not encoded (it was decoded when it arrived, so no coding describes
+    /// it any more).
     mutating func refresh(with headers: [String: String], requestDate: Date, responseDate: Date) {
-        let excluded: Set<String> = ["content-length", "content-encoding", "transfer-encoding", "connection"]
+        var excluded: Set<String> = ["content-length", "transfer-encoding", "connection"]
+        if self.header("Content-Encoding") == nil { excluded.insert("content-encoding") }
         for (name, value) in headers where !excluded.contains(name.lowercased()) {
             if let existing = self.headers.keys.first(where: { HeaderLookup.namesMatch($0, name) }) {
                 self.headers.removeValue(forKey: existing)

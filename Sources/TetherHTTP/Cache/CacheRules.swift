@@ -12,104 +12,6 @@ enum CacheRules {
     /// The headers that can make a response storable (with a `max-age` directive, a date, or a validator).
     static let freshnessHeaderNames = ["Cache-Control", "Expires", "ETag", "Last-Modified"]
 
-    /// Parses `Cache-Control` into lowercased directive names and their values (RFC 9111 §5.2). A quoted-string
-    /// value is unquoted and unescaped, and the commas inside it do not separate directives. Works on Unicode
-    /// scalars: a quote or comma followed by a combining mark is still a quote or comma.
-    static func directives(_ value: String?) -> [String: String] {
-        guard let value else { return [:] }
-        var result: [String: String] = [:]
-        for part in self.directiveParts(value) {
-            let equals = part.firstIndex(of: "=")
-            let name = self.trimmed(part[..<(equals ?? part.endIndex)]).lowercased()
-            guard !name.isEmpty else { continue }
-            var argument = ""
-            if let equals {
-                argument = self.trimmed(part[part.index(after: equals)...])
-            }
-            // A directive given twice counts once, as first given (RFC 9111 §4.2.1: use the first occurrence).
-            if result[name] == nil { result[name] = self.unquoted(argument) ?? argument }
-        }
-        return result
-    }
-
-    /// The comma-separated parts of a header value. A quoted string starts only where a directive's argument does
-    /// (after `=` and any spaces); commas inside it do not separate.
-    private static func directiveParts(_ value: String) -> [Substring.UnicodeScalarView] {
-        let scalars = Substring(value).unicodeScalars
-        var parts: [Substring.UnicodeScalarView] = []
-        var start = scalars.startIndex
-        var afterEquals = false
-        var argumentStarted = false
-        var inQuotes = false
-        var escaped = false
-        for index in scalars.indices {
-            let scalar = scalars[index]
-            if inQuotes {
-                if escaped {
-                    escaped = false
-                } else if scalar == "\\" {
-                    escaped = true
-                } else if scalar == "\"" {
-                    inQuotes = false
-                }
-                continue
-            }
-            switch scalar {
-            case ",":
-                parts.append(scalars[start..<index])
-                start = scalars.index(after: index)
-                afterEquals = false
-                argumentStarted = false
-            case "=" where !afterEquals:
-                afterEquals = true
-            case " ", "\t":
-                break
-            default:
-                if scalar == "\"" && afterEquals && !argumentStarted {
-                    inQuotes = true
-                }
-                argumentStarted = argumentStarted || afterEquals
-            }
-        }
-        parts.append(scalars[start...])
-        return parts
-    }
-
-    private static let whitespaces = CharacterSet.whitespaces
-
-    /// `scalars` without leading and trailing `CharacterSet.whitespaces`: what `trimmingCharacters(in: .whitespaces)`
-    /// gives, without its round trip through `NSString` (on Linux, most of the time spent parsing a header).
-    private static func trimmed(_ scalars: Substring.UnicodeScalarView) -> String {
-        var scalars = scalars
-        while let first = scalars.first, self.whitespaces.contains(first) {
-            scalars.removeFirst()
-        }
-        while let last = scalars.last, self.whitespaces.contains(last) {
-            scalars.removeLast()
-        }
-        return String(Substring(scalars))
-    }
-
-    /// The contents of `text` if it is exactly one quoted-string, with its quoted-pairs unescaped; else nil.
-    private static func unquoted(_ text: String) -> String? {
-        var scalars = Substring(text).unicodeScalars
-        guard scalars.first == "\"" else { return nil }
-        scalars.removeFirst()
-        var result = String.UnicodeScalarView()
-        while let scalar = scalars.popFirst() {
-            switch scalar {
-            case "\\":
-                guard let escaped = scalars.popFirst() else { return nil }
-                result.append(escaped)
-            case "\"":
-                return scalars.isEmpty ? String(result) : nil
-            default:
-                result.append(scalar)
-            }
-        }
-        return nil
-    }
-
     /// Whether a response may be stored.
     ///
     /// - Parameters:
@@ -124,7 +26,9 @@ enum CacheRules {
         headers: [String: String],
         isShared: Bool = false
     ) -> Bool {
-        guard HTTPLoad.method(of: request) == "GET" else { return false }
+        let method = HTTPLoad.method(of: request)
+        guard method == "GET" || (method == "POST" && self.answersLaterGETs(request: request, headers: headers))
+        else { return false }
         // Storing needs max-age, Expires or a validator: a response with none of their headers (the common case)
         // is decided in one pass over its names, without parsing any directive.
         guard
@@ -154,14 +58,26 @@ enum CacheRules {
             responseDirectives["max-age"].flatMap { Int($0) } != nil
             || (isShared && responseDirectives["s-maxage"].flatMap { Int($0) } != nil)
         let hasExpires = HeaderLookup.value("Expires", in: headers) != nil
-        // Any other final status with explicit freshness (RFC 9111 §3); not 206 (no ranges) or 304.
-        guard self.storableStatuses.contains(statusCode) else {
-            return (200..<600).contains(statusCode) && statusCode != 206 && statusCode != 304
-                && (hasMaxAge || hasExpires)
-        }
         let hasValidator =
             HeaderLookup.value("ETag", in: headers) != nil || HeaderLookup.value("Last-Modified", in: headers) != nil
+        // Any other final status with explicit freshness, or marked `public` with a validator (RFC 9111 §3: then it
+        // may be fresh on a heuristic, §4.2.2); not 206 (no ranges) or 304.
+        guard self.storableStatuses.contains(statusCode) else {
+            return (200..<600).contains(statusCode) && statusCode != 206 && statusCode != 304
+                && (hasMaxAge || hasExpires || (responseDirectives["public"] != nil && hasValidator))
+        }
         return hasMaxAge || hasExpires || hasValidator
+    }
+
+    /// Whether a response to a `POST` may answer later `GET`s of its URL (RFC 9110 §9.3.3): it has explicit freshness
+    /// (`max-age`, `Expires`) and a `Content-Location` that is the request's URL.
+    static func answersLaterGETs(request: URLRequest, headers: [String: String]) -> Bool {
+        guard let url = request.url, let location = HeaderLookup.value("Content-Location", in: headers),
+            let target = URL(string: location, relativeTo: url)?.absoluteURL,
+            self.key(for: target) == self.key(for: url)
+        else { return false }
+        let directives = self.directives(HeaderLookup.value("Cache-Control", in: headers))
+        return directives["max-age"].flatMap { Int($0) } != nil || HeaderLookup.value("Expires", in: headers) != nil
     }
 
     /// The shared-cache rules of ``isStorable(request:statusCode:headers:isShared:)``.
@@ -193,59 +109,20 @@ enum CacheRules {
         return headers.filter { !removed.contains($0.key.lowercased()) }
     }
 
-    static func varyNames(_ headers: [String: String]) -> [String] {
-        guard let vary = HeaderLookup.value("Vary", in: headers) else { return [] }
-        return vary.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-            .filter { !$0.isEmpty }
-    }
-
-    /// The request fields that carry secrets: an entry keeps a digest of their values, never the values (a disk
-    /// entry would otherwise hold a user's token or session cookie).
-    static let secretFieldNames: Set<String> = ["authorization", "proxy-authorization", "cookie"]
-
-    /// The values of the request fields named by `Vary`, as an entry keeps them: normalised, and for
-    /// ``secretFieldNames`` a SHA-256 digest.
-    static func varyValues(for request: URLRequest, headers: [String: String]) -> [String: String] {
-        var values: [String: String] = [:]
-        for name in self.varyNames(headers) {
-            values[name] = self.keptVaryValue(name: name, request.value(forHTTPHeaderField: name) ?? "")
-        }
-        return values
-    }
-
-    static func matchesVary(_ entry: CacheEntry, request: URLRequest) -> Bool {
-        for name in self.varyNames(entry.headers)
-        where self.keptVaryValue(name: name, request.value(forHTTPHeaderField: name) ?? "")
-            != self.normalizedList(entry.varyValues[name] ?? "")
-        {
-            return false
-        }
-        return true
-    }
-
-    /// `value` of the field `name` (lower case) as an entry keeps it.
-    private static func keptVaryValue(name: String, _ value: String) -> String {
-        let normalized = self.normalizedList(value)
-        guard !normalized.isEmpty, self.secretFieldNames.contains(name) else { return normalized }
-        return "sha256:" + Digests.hex(Digests.sha256(Array(normalized.utf8)))
-    }
-
-    /// A field value with the whitespace around its commas and at its ends removed: the same list whether it came
-    /// as `1, 2`, ` 1,2 ` or as two field lines (which `URLRequest` joins with a bare comma).
-    static func normalizedList(_ value: String) -> String {
-        guard value.utf8.contains(where: { $0 == 0x20 || $0 == 0x09 }) else { return value }
-        return value.split(separator: ",", omittingEmptySubsequences: false)
-            .map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ",")
-    }
-
     static func parseDate(_ text: String?) -> Date? {
         guard let text else { return nil }
         return HTTPDate.parse(text)
     }
 
     /// Freshness lifetime in seconds: `s-maxage` in a shared cache (RFC 9111 §5.2.2.10), else `max-age`, else
-    /// `Expires − Date`; no heuristic freshness.
-    static func freshnessLifetime(_ entry: CacheEntry) -> TimeInterval {
+    /// `Expires − Date`, else (with `heuristics`) the heuristic lifetime (``heuristicLifetime(_:)``).
+    static func freshnessLifetime(_ entry: CacheEntry, heuristics: Bool = true) -> TimeInterval {
+        self.explicitLifetime(entry) ?? (heuristics ? self.heuristicLifetime(entry) : 0)
+    }
+
+    /// The lifetime the response states (`s-maxage` in a shared cache, `max-age`, `Expires`), or nil when it states
+    /// none.
+    static func explicitLifetime(_ entry: CacheEntry) -> TimeInterval? {
         let directives = self.directives(entry.header("Cache-Control"))
         if entry.isInSharedCache == true, let sharedMaxAge = directives["s-maxage"].flatMap({ Int($0) }) {
             return TimeInterval(sharedMaxAge)
@@ -256,7 +133,7 @@ enum CacheRules {
             let date = self.parseDate(entry.header("Date")) ?? entry.responseDate
             return expires.timeIntervalSince(date)
         }
-        return 0
+        return nil
     }
 
     /// Current age (RFC 9111 §4.2.3), with `Age` on receipt plus the time since.
@@ -277,12 +154,17 @@ enum CacheRules {
         return min(TimeInterval(digits) ?? 2_147_483_648, 2_147_483_648)
     }
 
-    static func isFresh(_ entry: CacheEntry, now: Date = Date()) -> Bool {
-        self.freshnessLifetime(entry) > self.currentAge(entry, now: now)
+    static func isFresh(_ entry: CacheEntry, now: Date, heuristics: Bool = true) -> Bool {
+        self.freshnessLifetime(entry, heuristics: heuristics) > self.currentAge(entry, now: now)
     }
 
     /// True when the stored entry may be used without asking the server (protocol cache policy).
-    static func canUseWithoutRevalidation(_ entry: CacheEntry, request: URLRequest, now: Date = Date()) -> Bool {
+    static func canUseWithoutRevalidation(
+        _ entry: CacheEntry,
+        request: URLRequest,
+        now: Date,
+        heuristics: Bool = true
+    ) -> Bool {
         let requestDirectives = self.directives(request.value(forHTTPHeaderField: "Cache-Control"))
         if requestDirectives["no-cache"] != nil { return false }
         if request.value(forHTTPHeaderField: "Pragma")?.lowercased().contains("no-cache") == true { return false }
@@ -292,9 +174,11 @@ enum CacheRules {
             return false
         }
         let responseDirectives = self.directives(entry.header("Cache-Control"))
-        if responseDirectives["no-cache"] != nil { return false }
+        // A qualified `no-cache="field"` only keeps its fields from a reuse without revalidation
+        // (``servedWithoutRevalidation(_:)``).
+        if responseDirectives["no-cache"]?.isEmpty == true { return false }
         let age = self.currentAge(entry, now: now)
-        let lifetime = self.freshnessLifetime(entry)
+        let lifetime = self.freshnessLifetime(entry, heuristics: heuristics)
         // `min-fresh`: fresh for at least that much longer; `max-stale`: stale by at most that much (any, without a
         // value), unless the response must be revalidated once stale (RFC 9111 §5.2.1.2, §5.2.1.3, §5.2.2.2).
         if let minFresh = requestDirectives["min-fresh"].flatMap({ Int($0) }) {
@@ -311,7 +195,12 @@ enum CacheRules {
     /// stale for at most its `stale-while-revalidate` seconds, it need not be revalidated once stale
     /// (`must-revalidate`, `no-cache`), and the request does not ask for anything fresher (`no-cache`, `max-age`,
     /// `min-fresh`, `Pragma: no-cache`).
-    static func canServeWhileRevalidating(_ entry: CacheEntry, request: URLRequest, now: Date = Date()) -> Bool {
+    static func canServeWhileRevalidating(
+        _ entry: CacheEntry,
+        request: URLRequest,
+        now: Date,
+        heuristics: Bool = true
+    ) -> Bool {
         let responseDirectives = self.directives(entry.header("Cache-Control"))
         guard let window = responseDirectives["stale-while-revalidate"].flatMap({ Int($0) }),
             !self.mustRevalidate(entry)
@@ -319,7 +208,7 @@ enum CacheRules {
         let requestDirectives = self.directives(request.value(forHTTPHeaderField: "Cache-Control"))
         if ["no-cache", "max-age", "min-fresh"].contains(where: { requestDirectives[$0] != nil }) { return false }
         if request.value(forHTTPHeaderField: "Pragma")?.lowercased().contains("no-cache") == true { return false }
-        let staleness = self.currentAge(entry, now: now) - self.freshnessLifetime(entry)
+        let staleness = self.currentAge(entry, now: now) - self.freshnessLifetime(entry, heuristics: heuristics)
         return staleness > 0 && staleness <= TimeInterval(window)
     }
 
@@ -327,7 +216,7 @@ enum CacheRules {
     /// cache also `proxy-revalidate` and `s-maxage` (RFC 9111 §5.2.2.8, §5.2.2.10).
     static func mustRevalidate(_ entry: CacheEntry) -> Bool {
         let directives = self.directives(entry.header("Cache-Control"))
-        if directives["must-revalidate"] != nil || directives["no-cache"] != nil { return true }
+        if directives["must-revalidate"] != nil || directives["no-cache"]?.isEmpty == true { return true }
         return entry.isInSharedCache == true && (directives["proxy-revalidate"] != nil || directives["s-maxage"] != nil)
     }
 

@@ -8,10 +8,13 @@ public import FoundationNetworking
 /// A response cache with the RFC 9111 basics, in memory and optionally on disk
 /// (Linux's `URLCache` is never populated by HTTP loads).
 ///
-/// ``URLConnection`` consults it according to each request's `cachePolicy`. Only `GET` responses with a
-/// cacheable status and `max-age`, `Expires` or a validator, or with another final status and `max-age` or
-/// `Expires`, are stored; `no-store` (without `must-understand`) and `Vary: *` never are, nor hop-by-hop fields.
-/// `Vary` is matched against the request as it was sent, with the cookies and credential the load added.
+/// ``URLConnection`` consults it according to each request's `cachePolicy`. `GET` responses with a cacheable
+/// status and `max-age`, `Expires` or a validator, or with another final status and `max-age`, `Expires` or `public`
+/// and a validator, are stored (and a `POST`'s with explicit freshness and a `Content-Location` of its own URL);
+/// `no-store` (without `must-understand`) and `Vary: *` never are, nor hop-by-hop fields. A URL keeps up to eight
+/// variants; `Vary` is matched against the request as it was sent, with the cookies and credential the load added.
+/// A response without `max-age` or `Expires` is fresh on a heuristic (10 % of its `Last-Modified` age, at most a
+/// week) unless ``URLConnection/Configuration/usesHeuristicFreshness`` is off. Times come from ``clock``.
 ///
 /// A cache is shared (the default, and ``shared``): it may serve every configuration of the process, so it stores
 /// no `private` response, no response that sets a cookie, and no response to a request that carried `Authorization`
@@ -32,7 +35,8 @@ public final class HTTPResponseCache: Sendable {
     public static let shared = HTTPResponseCache()
 
     private struct MemoryState {
-        var entries: [String: CacheEntry] = [:]
+        /// Each URL's variants, oldest first.
+        var entries: [String: [CacheEntry]] = [:]
         var order: [String: UInt64] = [:]
         var clock: UInt64 = 0
         var usage = 0
@@ -40,8 +44,8 @@ public final class HTTPResponseCache: Sendable {
 
     private let state = LockedBox(MemoryState())
     /// Serialises the reads and writes of the disk files (it guards the directory; the box holds no value).
-    private let disk = LockedBox(())
-    private let directory: URL?
+    let disk = LockedBox(())
+    let directory: URL?
 
     /// The memory budget in bytes.
     public let memoryCapacity: Int
@@ -50,8 +54,12 @@ public final class HTTPResponseCache: Sendable {
     /// Whether the cache serves one user only (RFC 9111's private cache); false for a cache shared by every load of
     /// the process, which keeps no response for one user from another.
     public let isPrivate: Bool
-    /// The keys whose background revalidation (`stale-while-revalidate`) is under way: one at a time per key.
-    private let revalidating = LockedBox<Set<String>>([])
+    /// The clock the cache and the loads that use it read: when responses were requested and received, and how old
+    /// an entry is.
+    public let clock: any HTTPCacheClock
+    /// The keys whose background revalidation (`stale-while-revalidate`) is under way (one at a time per key), and
+    /// who waits for none to be.
+    private let revalidating = LockedBox(BackgroundRevalidations())
 
     /// Creates a cache.
     ///
@@ -62,12 +70,21 @@ public final class HTTPResponseCache: Sendable {
     ///     its owner only (0700); a folder that exists keeps its permissions.
     ///   - isPrivate: True for a cache that serves one user: it also stores `private` responses, responses that set
     ///     cookies and responses to requests with credentials. Default false (a shared cache).
-    public init(memoryCapacity: Int = 4 << 20, diskCapacity: Int = 0, directory: URL? = nil, isPrivate: Bool = false) {
+    ///   - clock: The wall clock for the times of responses and the age of entries; default the system's. A test
+    ///     gives a ``ManualHTTPCacheClock`` to make time pass without waiting.
+    public init(
+        memoryCapacity: Int = 4 << 20,
+        diskCapacity: Int = 0,
+        directory: URL? = nil,
+        isPrivate: Bool = false,
+        clock: any HTTPCacheClock = SystemHTTPCacheClock()
+    ) {
         precondition(memoryCapacity >= 0 && diskCapacity >= 0, "cache capacities must not be negative")
         precondition(diskCapacity == 0 || directory != nil, "a disk cache needs a directory")
         self.memoryCapacity = memoryCapacity
         self.diskCapacity = diskCapacity
         self.isPrivate = isPrivate
+        self.clock = clock
         self.directory = diskCapacity > 0 ? directory : nil
         if let directory = self.directory {
             try? FileManager.default.createDirectory(
@@ -115,7 +132,7 @@ public final class HTTPResponseCache: Sendable {
                 isShared: !self.isPrivate
             )
         else { return }
-        let now = Date()
+        let now = self.clock.now
         let entry = CacheEntry(
             url: url,
             statusCode: response.statusCode,
@@ -127,7 +144,7 @@ public final class HTTPResponseCache: Sendable {
             storagePolicy: Int(cachedResponse.storagePolicy.rawValue),
             httpVersion: response.httpVersion
         )
-        self.store(entry, allowsDisk: cachedResponse.storagePolicy == .allowed)
+        self.store(entry)
     }
 
     /// Removes the entry for `request`'s URL.
@@ -148,71 +165,103 @@ public final class HTTPResponseCache: Sendable {
 
     // MARK: - Internal API used by loads
 
-    /// The Vary-matched entry, from memory or disk (a corrupt disk entry is deleted and reported as a miss).
+    /// The Vary-matched entry, from memory or disk (a corrupt disk entry is deleted and reported as a miss): of the
+    /// URL's stored variants, the most recent one that `request` selects.
     ///
     /// - Parameter asSent: Makes the request as it would be sent (with the headers the load adds), against which
     ///   `Vary` is matched; called only for an entry that has a `Vary`.
     func entry(for request: URLRequest, asSent: (URLRequest) -> URLRequest = { $0 }) -> CacheEntry? {
-        guard let url = request.url else { return nil }
+        let variants = self.variants(for: request)
+        guard variants.contains(where: { !CacheRules.varyNames($0.headers).isEmpty }) else { return variants.last }
+        let sent = asSent(request)
+        return variants.last { CacheRules.matchesVary($0, request: sent) }
+    }
+
+    /// Every stored variant of `request`'s URL, oldest first, whatever their `Vary` says.
+    func variants(for request: URLRequest) -> [CacheEntry] {
+        guard let url = request.url else { return [] }
         let key = CacheRules.key(for: url)
-        let entry =
-            self.state.withLock { state -> CacheEntry? in
-                guard let entry = state.entries[key] else { return nil }
-                state.clock += 1
-                state.order[key] = state.clock
-                return entry
-            } ?? self.readFromDisk(key: key)
-        guard let entry else { return nil }
-        if CacheRules.varyNames(entry.headers).isEmpty { return entry }
-        return CacheRules.matchesVary(entry, request: asSent(request)) ? entry : nil
+        return self.state.withLock { state -> [CacheEntry]? in
+            guard let variants = state.entries[key] else { return nil }
+            state.clock += 1
+            state.order[key] = state.clock
+            return variants
+        } ?? self.readFromDisk(key: key) ?? []
     }
 
     /// Claims the background revalidation of `key`: false when one is already under way.
     func beginRevalidation(key: String) -> Bool {
-        self.revalidating.withLock { $0.insert(key).inserted }
+        self.revalidating.withLock { $0.keys.insert(key).inserted }
     }
 
     /// Ends the background revalidation of `key`.
     func endRevalidation(key: String) {
-        _ = self.revalidating.withLock { $0.remove(key) }
+        let waiters = self.revalidating.withLock { $0.end(key) }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns when no background revalidation is under way (at once if none is).
+    func backgroundRevalidationsEnded() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let isIdle = self.revalidating.withLock { state -> Bool in
+                guard !state.keys.isEmpty else { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if isIdle { continuation.resume() }
+        }
     }
 
     /// True when entries are also written to disk.
     var hasDisk: Bool { self.directory != nil }
 
-    func store(_ entry: CacheEntry, allowsDisk: Bool = true) {
+    /// The most variants kept per URL: a response that varies on a field with many values (`User-Agent`) does not
+    /// fill the cache with one URL.
+    static let maximumVariants = 8
+
+    /// Stores `entry` as a variant of its URL, in memory and, when its storage policy allows, on disk. It replaces
+    /// the variants it may stand for (``CacheRules/isOtherVariant(_:than:)``); the oldest go beyond
+    /// ``maximumVariants``.
+    func store(_ entry: CacheEntry) {
         var entry = entry
         entry.headers = CacheRules.storedHeaders(entry.headers)
         entry.isInSharedCache = !self.isPrivate
         let key = CacheRules.key(for: entry.url)
-        let cost = entry.cost
+        let previous =
+            self.state.withLock { $0.entries[key] } ?? self.readFromDisk(key: key) ?? []
+        var variants = previous.filter { CacheRules.isOtherVariant(entry, than: $0) } + [entry]
+        variants.removeFirst(max(0, variants.count - Self.maximumVariants))
+        let cost = variants.reduce(0) { $0 + $1.cost }
         self.state.withLock { state in
             if let old = state.entries.removeValue(forKey: key) {
-                state.usage -= old.cost
+                state.usage -= old.reduce(0) { $0 + $1.cost }
                 state.order.removeValue(forKey: key)
             }
             guard cost <= self.memoryCapacity else { return }
             state.clock += 1
-            state.entries[key] = entry
+            state.entries[key] = variants
             state.order[key] = state.clock
             state.usage += cost
             while state.usage > self.memoryCapacity,
                 let oldest = state.order.min(by: { $0.value < $1.value })?.key
             {
-                if let removed = state.entries.removeValue(forKey: oldest) { state.usage -= removed.cost }
+                if let removed = state.entries.removeValue(forKey: oldest) {
+                    state.usage -= removed.reduce(0) { $0 + $1.cost }
+                }
                 state.order.removeValue(forKey: oldest)
             }
         }
-        if allowsDisk {
-            self.writeToDisk(entry, key: key)
-        } else {
+        let onDisk = variants.filter { $0.storagePolicy == Int(URLCache.StoragePolicy.allowed.rawValue) }
+        if onDisk.isEmpty {
             self.removeFromDisk(key: key)
+        } else {
+            self.writeToDisk(onDisk, key: key)
         }
     }
 
     func remove(key: String) {
         self.state.withLock { state in
-            if let old = state.entries.removeValue(forKey: key) { state.usage -= old.cost }
+            if let old = state.entries.removeValue(forKey: key) { state.usage -= old.reduce(0) { $0 + $1.cost } }
             state.order.removeValue(forKey: key)
         }
         self.removeFromDisk(key: key)
@@ -220,86 +269,4 @@ public final class HTTPResponseCache: Sendable {
 
     /// The largest body worth buffering while a response streams by (5% of the larger budget, as URLCache).
     var maximumEntrySize: Int { max(self.memoryCapacity, self.diskCapacity) / 20 }
-
-    // MARK: - Disk
-
-    private func fileURL(key: String) -> URL? {
-        self.directory?.appendingPathComponent(Digests.hex(Digests.sha256(Array(key.utf8))) + ".tethercache")
-    }
-
-    private func diskFiles() -> [(url: URL, size: Int, date: Date)] {
-        guard let directory = self.directory,
-            let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path)
-        else { return [] }
-        return names.filter { $0.hasSuffix(".tethercache") }.compactMap { name in
-            let url = directory.appendingPathComponent(name)
-            guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path) else { return nil }
-            let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
-            let date = attributes[.modificationDate] as? Date ?? .distantPast
-            return (url, size, date)
-        }
-    }
-
-    private func writeToDisk(_ entry: CacheEntry, key: String) {
-        guard let url = self.fileURL(key: key) else { return }
-        self.disk.withLock { _ in
-            guard let encoded = try? JSONEncoder().encode(entry), encoded.count <= self.diskCapacity else {
-                try? FileManager.default.removeItem(at: url)
-                return
-            }
-            Self.writeOwnerOnly(encoded, to: url)
-            var files = self.diskFiles().sorted { $0.date < $1.date }
-            var usage = files.reduce(0) { $0 + $1.size }
-            while usage > self.diskCapacity, !files.isEmpty {
-                let oldest = files.removeFirst()
-                if oldest.url == url && !files.isEmpty {
-                    files.append(oldest)
-                    continue
-                }
-                try? FileManager.default.removeItem(at: oldest.url)
-                usage -= oldest.size
-            }
-        }
-    }
-
-    /// Writes `data` to `url` atomically (a temporary file renamed over it), the file readable by its owner only
-    /// (0600) from the moment it exists; a failure leaves no file.
-    private static func writeOwnerOnly(_ data: Data, to url: URL) {
-        let temporary = url.path + ".\(UUID().uuidString).tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return }
-        var written = 0
-        let complete = data.withUnsafeBytes { bytes -> Bool in
-            while written < bytes.count {
-                let result = write(fd, bytes.baseAddress! + written, bytes.count - written)
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                written += result
-            }
-            return true
-        }
-        close(fd)
-        if !complete || rename(temporary, url.path) != 0 { unlink(temporary) }
-    }
-
-    private func readFromDisk(key: String) -> CacheEntry? {
-        guard let url = self.fileURL(key: key) else { return nil }
-        return self.disk.withLock { _ in
-            guard let data = try? Data(contentsOf: url) else { return nil }
-            guard let entry = try? JSONDecoder().decode(CacheEntry.self, from: data),
-                CacheRules.key(for: entry.url) == key
-            else {
-                try? FileManager.default.removeItem(at: url)
-                return nil
-            }
-            return entry
-        }
-    }
-
-    private func removeFromDisk(key: String) {
-        guard let url = self.fileURL(key: key) else { return }
-        self.disk.withLock { _ in _ = try? FileManager.default.removeItem(at: url) }
-    }
 }

@@ -47,6 +47,11 @@ extension URLConnection {
         /// https, `http_proxy` for http, else `all_proxy` (each also in upper case, except `HTTP_PROXY`), and
         /// `no_proxy` for the hosts that go direct. Default false.
         public var usesEnvironmentProxy = false
+        /// Whether a stored response that states no lifetime (no `max-age`, no `Expires`) may be reused without
+        /// asking the server while it is fresh on a heuristic: for 10 % of the time between its `Last-Modified` and
+        /// its `Date`, at most a week (RFC 9111 §4.2.2). Default true, as browsers do; false revalidates such a
+        /// response every time.
+        public var usesHeuristicFreshness = true
 
         /// Creates a configuration.
         ///

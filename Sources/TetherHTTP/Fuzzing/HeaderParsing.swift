@@ -33,7 +33,7 @@ public enum HeaderParsing {
 
     /// What the response cache decides about one stored response.
     public struct CacheDecision: Sendable, Hashable {
-        /// The freshness lifetime in seconds (`max-age`, else `Expires − Date`).
+        /// The freshness lifetime in seconds (`max-age`, else `Expires − Date`, else the heuristic one).
         public var freshnessLifetime: TimeInterval
         /// Whether the entry may be used without asking the server.
         public var usableWithoutRevalidation: Bool

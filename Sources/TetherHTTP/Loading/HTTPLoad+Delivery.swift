@@ -9,10 +9,21 @@ import FoundationNetworking
 #endif
 
 extension HTTPLoad {
-    /// Delivers a stored entry like a network load.
+    /// Delivers a stored entry like a network load: the part a `Range` asks for of a complete response
+    /// (``CacheRules/partialResponse(_:range:)``), and no body to a `HEAD`.
     func deliver(_ entry: CacheEntry, context: LoadContext) async throws {
         context.didDeliverResponse = true
-        try await context.pausedThrowing { try await self.observer.loadDidReceive(entry.makeServedResponse()) }
+        let request = self.currentRequest
+        var entry = entry
+        if let range = request.value(forHTTPHeaderField: "Range"),
+            request.value(forHTTPHeaderField: "If-Range") == nil,
+            let partial = CacheRules.partialResponse(entry, range: range)
+        {
+            entry = partial
+        }
+        if Self.method(of: request) == "HEAD" { entry.body = Data() }
+        let response = entry.makeServedResponse(now: self.clock.now)
+        try await context.pausedThrowing { try await self.observer.loadDidReceive(response) }
         var offset = 0
         let chunkSize = 64 << 10
         while offset < entry.body.count {
@@ -92,8 +103,9 @@ extension HTTPLoad {
         if let code = self.cancelCode { throw URLError.tether(code, url: url) }
 
         guard let cache else { return }
-        // An unsafe request's response invalidated its entries when it arrived (``invalidate(_:after:status:headers:)``).
-        if !Self.safeMethods.contains(Self.method(of: request)) { return }
+        // An unsafe request's response invalidated its entries when it arrived (``invalidate(_:after:status:headers:)``);
+        // only a POST's that says it answers later GETs is stored.
+        if !Self.safeMethods.contains(Self.method(of: request)), !storable { return }
         if storable, let body = cacheBuffer {
             var storedHeaders = headerFields
             if decompressed {
@@ -131,12 +143,11 @@ extension HTTPLoad {
                         headers: finalHeaders,
                         body: decided.data,
                         requestDate: requestDate,
-                        responseDate: Date(),
+                        responseDate: self.clock.now,
                         varyValues: CacheRules.varyValues(for: sent, headers: finalHeaders),
                         storagePolicy: Int(decided.storagePolicy.rawValue),
                         httpVersion: decidedResponse.httpVersion
-                    ),
-                    allowsDisk: decided.storagePolicy == .allowed
+                    )
                 )
             } else if stored != nil {
                 cache.removeCachedResponse(for: request)

@@ -40,6 +40,9 @@ final class HTTPLoad: Sendable {
 
     var currentRequest: URLRequest { self.state.withLock { $0.currentRequest } }
 
+    /// The clock of the load's request and response times: the response cache's, else the system's.
+    var clock: any HTTPCacheClock { self.configuration.responseCache?.clock ?? SystemHTTPCacheClock() }
+
     /// Starts the load: canonicalises the request, asks the observer about it (`loadWillSend` with no redirect
     /// response), then loads.
     func start() {
@@ -233,25 +236,35 @@ final class HTTPLoad: Sendable {
     private func perform(_ request: URLRequest, context: LoadContext) async throws {
         let cache = self.configuration.responseCache
         guard let url = request.url else { throw URLError.tether(.badURL, url: nil) }
+        // A HEAD is answered from, and freshens, the stored GET response (RFC 9110 §9.3.2, RFC 9111 §4.3.5).
+        let lookedUp = cache != nil && ["GET", "HEAD"].contains(Self.method(of: request))
         let stored =
-            (cache != nil && Self.method(of: request) == "GET")
-            ? cache?.entry(for: request, asSent: { Self.requestAsSent($0, url: $0.url ?? url) }) : nil
-        var machine = HTTPLoadMachine(maximumRedirects: self.configuration.maximumRedirects)
-        var action = machine.start(request, stored: stored)
+            lookedUp ? cache?.entry(for: request, asSent: { Self.requestAsSent($0, url: $0.url ?? url) }) : nil
+        let variants = lookedUp && stored == nil ? cache?.variants(for: request) ?? [] : []
+        let clock = self.clock
+        var machine = HTTPLoadMachine(
+            maximumRedirects: self.configuration.maximumRedirects,
+            usesHeuristicFreshness: self.configuration.usesHeuristicFreshness
+        )
+        var action = machine.start(request, stored: stored, variants: variants, now: clock.now)
         var response: (HTTPClientResponse, headers: [String: String])?
         // The last request as it went on the wire (with the cookies and credential Tether added).
         var sentRequest = request
-        var requestDate = Date()
+        var requestDate = clock.now
         var bodySends = 0
         var lastError: URLError?
         var isRedirect = false
         while true {
             switch action {
             case .serve(let entry), .serveAndRevalidate(let entry):
+                if let (previous, _) = response {
+                    // A stale entry stands in for the server error just received (`stale-if-error`).
+                    try await self.discard(previous.body, url: entry.url, context: context)
+                }
                 if let metrics = context.metrics {
                     metrics.servedFromCache(
                         self.currentRequest,
-                        response: entry.makeServedResponse(),
+                        response: entry.makeServedResponse(now: clock.now),
                         bodyLength: entry.body.count
                     )
                 }
@@ -278,7 +291,7 @@ final class HTTPLoad: Sendable {
                     isRedirect = false
                     let outgoing = try await self.outgoing(hop, bodySends: &bodySends, context: context)
                     sentRequest = Self.requestAsSent(hop.request, outgoing: outgoing.headers, hop: hop)
-                    requestDate = Date()
+                    requestDate = clock.now
                     let received = try await self.send(outgoing, for: hop, context: context)
                     let headers = Self.headerDictionary(received.headers)
                     response = (received, headers)
@@ -293,7 +306,8 @@ final class HTTPLoad: Sendable {
                             major: received.version.major,
                             minor: received.version.minor
                         ),
-                        requestDate: requestDate
+                        requestDate: requestDate,
+                        now: clock.now
                     )
                 } catch let error as URLError where !context.didDeliverResponse {
                     lastError = error
@@ -318,11 +332,13 @@ final class HTTPLoad: Sendable {
                     usesStorage ? Self.storedCredential(for: Self.protectionSpace(of: question)) : nil
                 )
             case .serveRevalidated(let entry):
-                if let metrics = context.metrics { metrics.setResponse(entry.makeServedResponse()) }
+                if let metrics = context.metrics { metrics.setResponse(entry.makeServedResponse(now: clock.now)) }
                 if let (notModified, _) = response {
                     try await self.discard(notModified.body, url: entry.url, context: context)
                 }
-                cache?.store(entry)
+                var refreshed = entry
+                refreshed.varyValues = CacheRules.varyValues(for: sentRequest, headers: entry.headers)
+                cache?.store(refreshed)
                 try await self.deliver(entry, context: context)
                 return
             case .deliver(let request, let revalidated):

@@ -75,18 +75,39 @@ struct HTTPLoadMachine {
     static let maximumAuthenticationRounds = 10
     /// The entry a failed request may fall back to (until a response was delivered).
     private var staleFallback: CacheEntry?
+    /// The URL's other variants whose entity tags a request with no entry of its own sends (RFC 9111 §4.3.1), so
+    /// that a 304 can select one of them.
+    private var otherVariants: [CacheEntry] = []
+    /// For a `HEAD`: the stored `GET` response it may serve, or freshen with a `200` (RFC 9111 §4.3.5).
+    private var headTarget: CacheEntry?
+    /// The request the load started with.
+    private var startRequest: URLRequest?
 
-    init(maximumRedirects: Int) {
+    /// Whether stored responses without a stated lifetime may be fresh on a heuristic.
+    private let usesHeuristicFreshness: Bool
+
+    init(maximumRedirects: Int, usesHeuristicFreshness: Bool = true) {
         self.maximumRedirects = maximumRedirects
+        self.usesHeuristicFreshness = usesHeuristicFreshness
     }
 
     // MARK: - Events
 
     /// The load starts with `request` (canonical, checked, accepted by the delegate); `stored` is the cache's entry
-    /// for it, if any.
-    mutating func start(_ request: URLRequest, stored: CacheEntry?, now: Date = Date()) -> Action {
+    /// for it, if any, and `variants` every stored variant of its URL (`stored` is one of them, when there is one).
+    mutating func start(
+        _ request: URLRequest,
+        stored: CacheEntry?,
+        variants: [CacheEntry] = [],
+        now: Date = Date()
+    ) -> Action {
         guard case .idle = state else { preconditionFailure("a load starts once") }
+        startRequest = request
+        let method = HTTPLoad.method(of: request)
         var stored = stored
+        if method == "HEAD" { headTarget = stored }
+        let requestDirectives = CacheRules.directives(request.value(forHTTPHeaderField: "Cache-Control"))
+        let asksForNoStore = requestDirectives["no-store"] != nil
         // What a network failure may fall back to: the stored entry, also one without validators.
         var fallback = stored
         switch request.cachePolicy {
@@ -95,15 +116,30 @@ struct HTTPLoadMachine {
             return finish(.serve(stored))
         case .returnCacheDataElseLoad:
             if let stored { return finish(.serve(stored)) }
+        case .useProtocolCachePolicy where asksForNoStore:
+            // A request that asks for nothing to be stored gets nothing stored either (as Firefox answers it).
+            stored = nil
+            fallback = nil
         case .useProtocolCachePolicy:
-            if let entry = stored, CacheRules.canUseWithoutRevalidation(entry, request: request, now: now) {
-                return finish(.serve(entry))
+            let heuristics = self.usesHeuristicFreshness
+            if let entry = stored,
+                CacheRules.canUseWithoutRevalidation(entry, request: request, now: now, heuristics: heuristics)
+            {
+                return finish(.serve(CacheRules.servedWithoutRevalidation(entry)))
             }
-            if let entry = stored, CacheRules.canServeWhileRevalidating(entry, request: request, now: now) {
-                return finish(.serveAndRevalidate(entry))
+            if let entry = stored,
+                CacheRules.canServeWhileRevalidating(entry, request: request, now: now, heuristics: heuristics)
+            {
+                return finish(.serveAndRevalidate(CacheRules.servedWithoutRevalidation(entry)))
             }
             if let entry = stored, !entry.hasValidators { stored = nil }
         case .reloadRevalidatingCacheData:
+            // A fresh `immutable` response does not change while fresh: a reload need not ask (RFC 8246).
+            if let entry = stored, CacheRules.isImmutable(entry),
+                CacheRules.isFresh(entry, now: now, heuristics: self.usesHeuristicFreshness)
+            {
+                return finish(.serve(CacheRules.servedWithoutRevalidation(entry)))
+            }
             if let entry = stored, !entry.hasValidators { stored = nil }
             fallback = stored
         default:
@@ -111,6 +147,14 @@ struct HTTPLoadMachine {
             fallback = nil
         }
         if let fallback, !CacheRules.mustRevalidate(fallback) { staleFallback = fallback }
+        let revalidating: [URLRequest.CachePolicy] = [
+            .useProtocolCachePolicy, .reloadRevalidatingCacheData, .returnCacheDataElseLoad,
+        ]
+        let revalidates = revalidating.contains(request.cachePolicy)
+        // The application's own condition is left alone: its 304 is the application's.
+        if stored == nil, revalidates, !asksForNoStore, request.value(forHTTPHeaderField: "If-None-Match") == nil {
+            otherVariants = variants.filter(CacheRules.mayValidateOtherVariants)
+        }
         return send(request, revalidating: stored)
     }
 
@@ -160,11 +204,37 @@ struct HTTPLoadMachine {
             state = .challenged(hop, question, spaceKey: spaceKey, stored: stored)
             return .askForCredential(question)
         }
-        if status == 304, var entry = stored {
+        if status == 304, var entry = stored ?? Self.selected(by: headers, among: otherVariants) {
             entry.refresh(with: headers, requestDate: requestDate, responseDate: now)
             return finish(.serveRevalidated(entry))
         }
+        if hop.method == "HEAD", status == 200, let target = headTarget {
+            // A 200 to a HEAD freshens the stored GET response when it describes the same representation, and makes
+            // it stale otherwise (RFC 9111 §4.3.5): the load delivers it, and the entry is removed.
+            guard CacheRules.headResponse(headers, describes: target) else {
+                return finish(.deliver(hop.request, revalidating: target))
+            }
+            var entry = target
+            entry.refresh(with: headers, requestDate: requestDate, responseDate: now)
+            return finish(.serveRevalidated(entry))
+        }
+        // `stale-if-error` (RFC 5861 §4): a stale entry may stand in for a server error.
+        if (500..<600).contains(status), let stale = staleFallback, let request = startRequest,
+            CacheRules.canServeOnError(stale, request: request, now: now, heuristics: self.usesHeuristicFreshness)
+        {
+            return finish(.serve(CacheRules.servedWithoutRevalidation(stale)))
+        }
         return finish(.deliver(hop.request, revalidating: stored))
+    }
+
+    /// The variant a 304 selects among those whose entity tags the request sent: the one with the 304's `ETag`,
+    /// else the only one.
+    private static func selected(by headers: [String: String], among variants: [CacheEntry]) -> CacheEntry? {
+        guard !variants.isEmpty else { return nil }
+        guard let etag = HeaderLookup.value("ETag", in: headers) else {
+            return variants.count == 1 ? variants[0] : nil
+        }
+        return variants.last { $0.header("ETag") == etag }
     }
 
     /// The delegate's answer about the redirect: the request to send, or nil to deliver the redirect response.
@@ -177,6 +247,10 @@ struct HTTPLoadMachine {
             auth.forgetActiveCredential()
         }
         let sameResource = stored.map { CacheRules.key(for: $0.url) == CacheRules.key(for: url) } ?? false
+        if CacheRules.key(for: url) != CacheRules.key(for: hop.url) {
+            otherVariants = []
+            headTarget = nil
+        }
         return send(request, revalidating: sameResource ? stored : nil)
     }
 
@@ -222,7 +296,9 @@ struct HTTPLoadMachine {
             .secureConnectionFailed, .dnsLookupFailed,
         ]
         // A failed revalidation serves the stale entry, unless it must be revalidated (RFC 9111 §4.2.4).
-        if let stale = staleFallback, networkCodes.contains(code) { return finish(.serve(stale)) }
+        if let stale = staleFallback, networkCodes.contains(code) {
+            return finish(.serve(CacheRules.servedWithoutRevalidation(stale)))
+        }
         return finish(.fail(code))
     }
 
@@ -257,6 +333,9 @@ struct HTTPLoadMachine {
             if let modified = stored.header("Last-Modified"), !has("If-Modified-Since") {
                 conditional.append(("If-Modified-Since", modified))
             }
+        } else if !otherVariants.isEmpty, request.value(forHTTPHeaderField: "If-None-Match") == nil {
+            let tags = otherVariants.compactMap { $0.header("ETag") }
+            conditional.append(("If-None-Match", Array(Set(tags)).sorted().joined(separator: ", ")))
         }
         let authorization = auth.authorization(for: url, method: method).map { ("Authorization", $0) }
         let hop = Hop(
@@ -274,6 +353,8 @@ struct HTTPLoadMachine {
     private mutating func finish(_ action: Action) -> Action {
         state = .finished
         staleFallback = nil
+        otherVariants = []
+        headTarget = nil
         return action
     }
 

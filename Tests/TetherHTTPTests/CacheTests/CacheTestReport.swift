@@ -44,12 +44,14 @@ struct CacheTestReport {
             Every test's result is in `Tests/Data/cache-tests/tether-results.json`, in the suite's own results \
             format (`true`, or the failure's kind and message), next to the browsers' results it was compared with.
 
-            `CacheConformanceTests` (in `TetherHTTPTests`) runs them 64 at a time in about fifteen seconds (the \
-            suite's own three-second pauses set the pace, so the cache needs no clock of its own for the test) and \
-            fails if a test that passes in `Tests/Data/cache-tests/tether-results.json` fails, also when run again \
-            on its own (the suite's timings assume a client that gets the CPU when it asks: a response fresh for \
-            two seconds must be asked for again within two seconds, which a sanitizer's build may miss). \
-            Regenerate that file and this page with:
+            `CacheConformanceTests` (in `TetherHTTPTests`) runs them 64 at a time, on virtual time: each test's \
+            cache and the origin share a `ManualHTTPCacheClock`, which the suite's three-second pauses (and its \
+            one `response_pause`) move forward instead of waiting, and every date the origin writes comes from it. \
+            A run takes a few seconds and gives the same results on a fast machine, a busy one or under a \
+            sanitizer; each test runs once, and the run fails if a test that passes in \
+            `Tests/Data/cache-tests/tether-results.json` fails. Before a pause and before reading the origin's \
+            record, the runner waits for the cache's background revalidations (`stale-while-revalidate`) to end, \
+            as the suite's real pause lets them. Regenerate that file and this page with:
 
             ```sh
             TETHER_CACHE_TESTS_WRITE=$PWD/Tests/Data/cache-tests/tether-results.json \\
@@ -58,7 +60,8 @@ struct CacheTestReport {
             ```
 
             `TETHER_CACHE_TESTS_ORIGIN=http://127.0.0.1:8000` runs against the suite's own Node origin \
-            (`npm run server`) instead; both origins give the same results, except that with Node one test per \
+            (`npm run server`) instead, in real time (the pauses are waited for); both origins give the same \
+            results, except that with Node one test per \
             run may fail with `URLError -1011`: for `headers-store-Content-Length` Node writes a 36-byte body \
             after `Content-Length: 10`, and the 26 bytes left over reach whichever request reuses that connection \
             (the Swift origin writes 10).

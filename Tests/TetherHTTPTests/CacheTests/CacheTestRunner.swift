@@ -1,5 +1,6 @@
 import Foundation
-import TetherHTTP
+
+@testable import TetherHTTP
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -9,9 +10,16 @@ import FoundationNetworking
 /// (test-engine/client/test.mjs), with `URLConnection` and a fresh ``HTTPResponseCache`` per test in place of a
 /// browser: the test's configuration goes to the origin, its requests through the cache one after the other, then
 /// the origin's record of them is checked.
+///
+/// Against the in-process origin, time is virtual: each test has a ``ManualHTTPCacheClock`` that its cache and the
+/// origin (for `Date`, `Last-Modified` and the other date headers) both read, and the suite's pauses move it
+/// forward instead of waiting. Before a pause and before the origin's record is read, the runner waits for the
+/// cache's background revalidations to end, as the suite's three real seconds let them.
 struct CacheTestRunner: Sendable {
     /// The origin's base URL, without a trailing slash.
     var baseURL: String
+    /// The in-process origin, whose clock the runner sets per test; nil for another origin (then in real time).
+    var origin: CacheTestsOrigin?
     /// The suite's passage of time after a request with `pause_after` (its client waits three seconds).
     var pause: Duration = .seconds(3)
     /// The suite client's request timeout.
@@ -20,8 +28,14 @@ struct CacheTestRunner: Sendable {
     /// The outcome of one test: nil when it passed.
     func run(_ test: CacheTestCatalog.Test) async -> CacheTestFailure? {
         let uuid = UUID().uuidString.lowercased()
-        let cache = HTTPResponseCache(memoryCapacity: 1 << 20, isPrivate: true)
+        let clock = self.origin.map { _ in ManualHTTPCacheClock() }
+        let cache = HTTPResponseCache(
+            memoryCapacity: 1 << 20,
+            isPrivate: true,
+            clock: clock ?? SystemHTTPCacheClock()
+        )
         let configuration = URLConnection.Configuration(responseCache: cache)
+        if let clock { self.origin?.state.setClock(clock, for: uuid) }
         do {
             try await self.putConfig(test, uuid: uuid)
             var responses: [CacheTestChecks.Response] = []
@@ -41,8 +55,12 @@ struct CacheTestRunner: Sendable {
                 let response = CacheTestChecks.Response(received)
                 responses.append(response)
                 try CacheTestChecks.checkResponse(response, requests: test.requests, index: index, uuid: uuid)
-                if config.pauseAfter { try await Task.sleep(for: self.pause) }
+                if config.pauseAfter {
+                    await cache.backgroundRevalidationsEnded()
+                    if let clock { clock.advance(by: self.pause) } else { try await Task.sleep(for: self.pause) }
+                }
             }
+            await cache.backgroundRevalidationsEnded()
             let records = try await self.serverState(uuid: uuid)
             try CacheTestChecks.checkServerRequests(requests: test.requests, responses: responses, records: records)
             return nil

@@ -9,6 +9,8 @@ import TetherConcurrency
 /// suite's client talks to its Node origin, so either can serve a run (`TETHER_CACHE_TESTS_ORIGIN`).
 final class CacheTestsOrigin: Sendable {
     let port: Int
+    /// What it remembers, and each test's clock.
+    let state: CacheTestsOriginState
     private let listener: any Channel
     /// The connections it accepted, closed by ``stop()``.
     private let connections: LockedBox<[any Channel]>
@@ -32,11 +34,13 @@ final class CacheTestsOrigin: Sendable {
             .bind(host: "127.0.0.1", port: 0)
             .get()
         guard let port = listener.localAddress?.port else { throw POSIXError(.EADDRNOTAVAIL) }
-        return CacheTestsOrigin(port: port, listener: listener, connections: connections)
+        return CacheTestsOrigin(port: port, state: state, listener: listener, connections: connections)
     }
 
-    private init(port: Int, listener: any Channel, connections: LockedBox<[any Channel]>) {
+    private init(port: Int, state: CacheTestsOriginState, listener: any Channel, connections: LockedBox<[any Channel]>)
+    {
         self.port = port
+        self.state = state
         self.listener = listener
         self.connections = connections
     }

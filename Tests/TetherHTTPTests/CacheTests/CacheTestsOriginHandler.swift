@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import TetherHTTP
 
 /// One connection of ``CacheTestsOrigin``: the suite's origin (test-engine/server) ported request for request.
 ///
@@ -83,7 +84,15 @@ final class CacheTestsOriginHandler: ChannelInboundHandler {
                 self.answerTest(head, id: id, number: number, clientNumber: clientNumber, context: context)
             }
             if let pause = requests[number - 1]["response_pause"]?.number {
-                context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(pause * 1000))) { respond() }
+                if let clock = self.state.clock(for: id) {
+                    // Virtual time: the pause passes on the test's clock, between the request and the response.
+                    clock.advance(by: .milliseconds(Int64(pause * 1000)))
+                    respond()
+                } else {
+                    context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(pause * 1000))) {
+                        respond()
+                    }
+                }
             } else {
                 respond()
             }
@@ -122,7 +131,8 @@ final class CacheTestsOriginHandler: ChannelInboundHandler {
         let config = requests[number - 1]
         let previous = number >= 2 ? requests[number - 2] : nil
         let serverNumber = (self.state.state(for: id)?.count ?? 0) + 1
-        let now = (Date().timeIntervalSince1970 * 1000).rounded(.down)
+        let date = self.state.now(for: id)
+        let now = (date.timeIntervalSince1970 * 1000).rounded(.down)
 
         var status =
             config["response_status"]?.array.map { ($0.first?.int ?? 200, $0.dropFirst().first?.text ?? "") }
@@ -196,7 +206,7 @@ final class CacheTestsOriginHandler: ChannelInboundHandler {
         for (name, values) in headers { for value in values { response.headers.append((name, value)) } }
         response.hasBody = ![204, 304].contains(status.0) && head.method != .HEAD
         response.body = Array((config["response_body"]?.string.flatMap { $0.isEmpty ? nil : $0 } ?? id).utf8)
-        self.write(response, head: head, context: context)
+        self.write(response, head: head, date: date, context: context)
     }
 
     /// Node's `request.headers`: lower-case names; repeated fields joined with `, ` (`cookie` with `; `,
@@ -232,13 +242,19 @@ final class CacheTestsOriginHandler: ChannelInboundHandler {
     }
 
     /// Writes `response` with the framing Node would choose: the test's own `Content-Length` (the body cut to it)
-    /// or `Transfer-Encoding`, else a `Content-Length` of the body; no body for HEAD, 204 and 304.
-    private func write(_ response: Response, head: HTTPRequestHead, context: ChannelHandlerContext) {
+    /// or `Transfer-Encoding`, else a `Content-Length` of the body; no body for HEAD, 204 and 304; a `Date` of `date`
+    /// unless the test configured one.
+    private func write(
+        _ response: Response,
+        head: HTTPRequestHead,
+        date: Date = Date(),
+        context: ChannelHandlerContext
+    ) {
         var response = response
         let has = { (name: String) in response.headers.contains { $0.0.lowercased() == name } }
         if !has("date") {
             response.headers.append(
-                ("Date", CacheTestHeaderFixup.httpDate(milliseconds: Date().timeIntervalSince1970 * 1000))
+                ("Date", CacheTestHeaderFixup.httpDate(milliseconds: date.timeIntervalSince1970 * 1000))
             )
         }
         if !has("connection") { response.headers.append(("Connection", "keep-alive")) }

@@ -1,15 +1,33 @@
 import Foundation
 import TetherConcurrency
+import TetherHTTP
 
 /// What ``CacheTestsOrigin`` remembers: each test's configuration (`PUT /config/{id}`) and, per test, one record of
-/// every request that reached it (`GET /state/{id}`), as the suite's origin keeps them (`configs`, `stash`).
+/// every request that reached it (`GET /state/{id}`), as the suite's origin keeps them (`configs`, `stash`); and the
+/// clock of each test that has one of its own (virtual time, shared with the test's cache).
 final class CacheTestsOriginState: Sendable {
     private struct Stored {
         var configs: [String: [CacheTestRequest]] = [:]
         var stash: [String: [CacheTestJSON]] = [:]
+        var clocks: [String: ManualHTTPCacheClock] = [:]
     }
 
     private let stored = LockedBox(Stored())
+
+    /// Makes the origin read `clock` for the test `id`'s dates.
+    func setClock(_ clock: ManualHTTPCacheClock, for id: String) {
+        self.stored.withLock { $0.clocks[id] = clock }
+    }
+
+    /// The current time for the test `id`: its clock's, else the system's.
+    func now(for id: String) -> Date {
+        self.stored.withLock { $0.clocks[id] }?.now ?? Date()
+    }
+
+    /// The clock of the test `id`, if it has one.
+    func clock(for id: String) -> ManualHTTPCacheClock? {
+        self.stored.withLock { $0.clocks[id] }
+    }
 
     /// Stores a test's configuration; false when one is already stored for `id`.
     func setConfig(_ requests: [CacheTestRequest], for id: String) -> Bool {
