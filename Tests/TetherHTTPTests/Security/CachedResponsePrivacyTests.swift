@@ -58,6 +58,8 @@ struct CachedResponsePrivacyTests {
             var bodies: [String] = []
             for token in ["A", "B"] {
                 var bearer = request(origin.url("/me"))
+                // Other tests' cookies for 127.0.0.1 are in the shared storage: this request carries none.
+                bearer.httpShouldHandleCookies = false
                 bearer.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
                 let (data, _) = try await URLConnection.data(for: bearer, configuration: configuration)
                 bodies.append(String(decoding: data, as: UTF8.self))
@@ -72,6 +74,8 @@ struct CachedResponsePrivacyTests {
         try await withScriptedOrigin(Self.echoCredentials("public, max-age=60")) { origin in
             for token in ["A", "B"] {
                 var bearer = request(origin.url("/public"))
+                // Other tests' cookies for 127.0.0.1 are in the shared storage: this request carries none.
+                bearer.httpShouldHandleCookies = false
                 bearer.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
                 _ = try await URLConnection.data(for: bearer, configuration: configuration)
             }
@@ -87,6 +91,8 @@ struct CachedResponsePrivacyTests {
             var bodies: [String] = []
             for token in ["A", "B"] {
                 var bearer = request(origin.url("/shared"))
+                // Other tests' cookies for 127.0.0.1 are in the shared storage: this request carries none.
+                bearer.httpShouldHandleCookies = false
                 bearer.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
                 let (data, _) = try await URLConnection.data(for: bearer, configuration: configuration)
                 bodies.append(String(decoding: data, as: UTF8.self))
@@ -101,6 +107,8 @@ struct CachedResponsePrivacyTests {
         try await withScriptedOrigin(Self.echoCredentials("max-age=60")) { origin in
             for _ in 0..<2 {
                 var bearer = request(origin.url("/mine"))
+                // Other tests' cookies for 127.0.0.1 are in the shared storage: this request carries none.
+                bearer.httpShouldHandleCookies = false
                 bearer.setValue("Bearer A", forHTTPHeaderField: "Authorization")
                 _ = try await URLConnection.data(for: bearer, configuration: configuration)
             }
