@@ -71,10 +71,8 @@ extension HTTPLoad {
         var cacheBuffer: Data? = storable ? Data() : nil
         let cacheLimit = cache?.maximumEntrySize ?? 0
         do {
-            // Each chunk the engine hands over is delivered before the idle timer can fail the load: the timer only
-            // counts while the load waits for the engine.
-            var chunks = response.body.makeAsyncIterator()
-            while let chunk = try await context.awaitingEngine({ try await chunks.next() }) {
+            for try await chunk in response.body {
+                context.watchdog?.touch()
                 context.metrics?.receivedBody(chunk.readableBytes)
                 if cacheBuffer != nil {
                     if cacheBuffer!.count + chunk.readableBytes > cacheLimit {

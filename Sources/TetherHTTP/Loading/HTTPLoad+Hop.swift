@@ -87,14 +87,14 @@ extension HTTPLoad {
             usesEnvironment: self.configuration.usesEnvironmentProxy
         )
         let client = HTTPEngine.client(for: self.configuration, proxy: proxy)
+        context.watchdog?.touch()
         let response: HTTPClientResponse
         do {
-            response = try await context.awaitingEngine {
-                try await StaleConnectionRetry.execute(outgoing, on: client, logger: self.configuration.logger)
-            }
+            response = try await StaleConnectionRetry.execute(outgoing, on: client, logger: self.configuration.logger)
         } catch {
             throw self.failure(error, url: hop.url)
         }
+        context.watchdog?.touch()
         if hop.request.httpShouldHandleCookies {
             let setCookies = response.headers["Set-Cookie"]
             if !setCookies.isEmpty {
@@ -130,8 +130,8 @@ extension HTTPLoad {
 
     func discard(_ body: HTTPClientResponse.Body, url: URL, context: LoadContext) async throws {
         do {
-            var chunks = body.makeAsyncIterator()
-            while let chunk = try await context.awaitingEngine({ try await chunks.next() }) {
+            for try await chunk in body {
+                context.watchdog?.touch()
                 context.metrics?.receivedBody(chunk.readableBytes)
             }
             context.metrics?.responseEnded()

@@ -148,8 +148,6 @@ final class HTTPLoad: Sendable {
         let context = LoadContext(watchdog: watchdog, collectsMetrics: self.observer.collectsMetrics)
         self.setCurrent(request)
         watchdog?.start()
-        // Only awaits on the engine count (``LoadContext/awaitingEngine(_:)``).
-        watchdog?.pause()
         do {
             guard let url = request.url else { throw URLError.tether(.badURL, url: nil) }
             guard URLConnection.canHandle(request) else { throw URLError.tether(.unsupportedURL, url: url) }

@@ -14,16 +14,6 @@ final class LoadContext: @unchecked Sendable {
         self.metrics = collectsMetrics ? MetricsRecorder() : nil
     }
 
-    /// Runs `body`, an await on the engine (a response head, a body chunk), with the idle timer counting from its
-    /// start. The timer counts nothing between such awaits (``HTTPLoad`` holds it paused): the load's own steps there
-    /// (a hop to the cookie storage, an executor that is slow to run the load's task) are not the server's silence,
-    /// and a chunk the engine received meanwhile is taken, and delivered, before the timer can fail the load.
-    func awaitingEngine<Result>(_ body: () async throws -> Result) async throws -> Result {
-        self.watchdog?.resume()
-        defer { self.watchdog?.pause() }
-        return try await body()
-    }
-
     /// Runs `body` with the idle timer paused: waiting for the delegate is not the server's silence.
     func paused<Result>(_ body: () async -> Result) async -> Result {
         self.watchdog?.pause()
