@@ -13,8 +13,6 @@ final class RangeOrigin: Sendable {
         var body: [UInt8]
         var etag: String?
         var lastModified: String?
-        /// More header fields for every answer.
-        var extraHeaders: [String: String] = [:]
     }
 
     /// How one answer goes wrong.
@@ -104,7 +102,6 @@ final class RangeOrigin: Sendable {
         var headers = HTTPHeaders()
         if let etag = resource.etag { headers.add(name: "ETag", value: etag) }
         if let lastModified = resource.lastModified { headers.add(name: "Last-Modified", value: lastModified) }
-        for (name, value) in resource.extraHeaders { headers.add(name: name, value: value) }
         let length = resource.body.count
         let validatorMatches =
             request.ifRange == nil || ignoringIfRange
