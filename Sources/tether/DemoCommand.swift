@@ -32,6 +32,7 @@ struct DemoCommand: AsyncParsableCommand {
         ("TLS: a generated self-signed certificate, trusted by hand", DemoSteps.tlsManualTrust),
         ("UDP: a datagram round trip on both faces", DemoSteps.udpRoundTrip),
         ("HTTP: URLConnection GET from an in-process server, then from the cache", { try await runHTTPDemoStep() }),
+        ("HTTP: a download cut mid-body, resumed where it stopped", DemoSteps.httpResumedDownload),
         ("Reachability: the current path", { try await runReachabilityDemoStep() }),
         ("Notes: CRUD on every store kind", { try await runNotesDemoStep() }),
         ("Notes service with accounts: changes pushed to their user alone", DemoSteps.notesService),

@@ -30,6 +30,15 @@ struct GetCommand: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: "Write the body to FILE (replaced atomically) instead of stdout.")
     var output: String?
 
+    @Flag(
+        name: .customLong("continue"),
+        help: ArgumentHelp(
+            "With -o: continue the download that a cut or an interruption left (as curl's -C -), from the resume data "
+                + "kept in FILE.tether-resume; the whole file when there is none or the resource changed."
+        )
+    )
+    var continueDownload = false
+
     @Flag(help: "Do not draw a progress bar on standard error.")
     var noProgress = false
 
@@ -88,6 +97,7 @@ struct GetCommand: AsyncParsableCommand {
             throw ValidationError("not an http(s) URL with a host: \(self.url)")
         }
         if metrics && output != nil { throw ValidationError("--metrics goes with the body on stdout, not with -o.") }
+        if continueDownload && output == nil { throw ValidationError("--continue needs -o FILE.") }
         if let proxy {
             do {
                 _ = try URLConnection.Proxy(url: proxy)
@@ -148,7 +158,8 @@ struct GetCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        Terminal.exitOnSignals()
+        // A download to a file ends on a signal itself, after keeping what it can resume from.
+        if self.output == nil { Terminal.exitOnSignals() }
         var request = URLRequest(url: URL(string: self.url)!)
         for header in self.headers {
             if let (name, value) = Self.split(header) { request.addValue(value, forHTTPHeaderField: name) }
@@ -174,9 +185,9 @@ struct GetCommand: AsyncParsableCommand {
                 let destination = URL(fileURLWithPath: output)
                 var progress: (@Sendable (DownloadProgress) -> Void)?
                 if let bar { progress = { bar.update($0) } }
-                let response = try await URLConnection.download(
+                let response = try await self.download(
                     request,
-                    to: destination,
+                    to: output,
                     configuration: configuration,
                     progress: progress
                 )

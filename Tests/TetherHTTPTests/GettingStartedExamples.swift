@@ -85,6 +85,20 @@ func downloadReport(
     }
 }
 
+// MARK: - Resume a download
+
+func downloadResuming(_ url: URL, to file: URL, attempts: Int) async throws -> HTTPURLResponse {
+    var resumeData: DownloadResumeData?
+    for _ in 1..<attempts {
+        do {
+            return try await URLConnection.download(URLRequest(url: url), to: file, resumingWith: resumeData)
+        } catch let error as URLError where error.code == .networkConnectionLost {
+            resumeData = error.downloadResumeData
+        }
+    }
+    return try await URLConnection.download(URLRequest(url: url), to: file, resumingWith: resumeData)
+}
+
 // MARK: - Cache responses
 
 func makeCachingConfiguration(directory: URL) -> URLConnection.Configuration {

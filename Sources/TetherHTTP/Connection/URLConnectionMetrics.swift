@@ -37,8 +37,10 @@ public struct URLConnectionMetrics: Sendable {
         public var countOfRequestBodyBytesSent: Int64
         /// Response body bytes received (decoded, when the body was gzip or deflate).
         public var countOfResponseBodyBytesReceived: Int64
-        /// The name lookup, connection and TLS times are not known: AsyncHTTPClient, under Tether, does not report
-        /// them. Always nil.
+        /// The name lookup, connection and TLS times are not known: AsyncHTTPClient, under Tether, neither reports
+        /// them nor lets a caller observe its connection pool's resolution, connect and handshake (no connection
+        /// delegate, resolver or channel initializer of the caller's; its tracing has one span per request). Always
+        /// nil.
         public var domainLookupStartDate: Date? { nil }
         /// Not known (see ``domainLookupStartDate``). Always nil.
         public var connectStartDate: Date? { nil }

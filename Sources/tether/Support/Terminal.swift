@@ -64,5 +64,17 @@ enum Terminal {
         }
     }
 
+    /// Runs `handler` with the signal's number on SIGINT and SIGTERM instead of ending the process: for a command
+    /// that leaves something to resume before it ends with 130 or 143 itself.
+    static func onSignals(_ handler: @escaping @Sendable (Int32) -> Void) {
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler { handler(signalNumber) }
+            source.resume()
+            retained.append(source)
+        }
+    }
+
     nonisolated(unsafe) private static var retained: [any DispatchSourceSignal] = []
 }
