@@ -48,6 +48,12 @@ struct LivenessFaceTests {
         interval: .milliseconds(100),
         timeout: .milliseconds(300)
     )
+    /// For a peer that answers: the reply deadline is generous, so that a loaded machine's slow echo is no timeout.
+    static let patientPing = try! Heartbeat(
+        ping: Array("PING\n".utf8),
+        interval: .milliseconds(100),
+        timeout: .seconds(20)
+    )
 
     // MARK: never connected vs lost
 
@@ -152,7 +158,7 @@ struct LivenessFaceTests {
         let recorder = GCDLivenessRecorder()
         recorder.onRead = { sock, _ in sock.readData(to: Data("\n".utf8), withTimeout: -1, tag: 1) }
         let socket = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
-        socket.heartbeat = Self.ping
+        socket.heartbeat = Self.patientPing
         try socket.connect(toHost: "127.0.0.1", onPort: server.port, withTimeout: 5)
         socket.readData(to: Data("\n".utf8), withTimeout: -1, tag: 1)
         // Three pings answered: each reply came within the deadline, and the connection is still up.
@@ -165,10 +171,11 @@ struct LivenessFaceTests {
     @Test func withConfirmationOnlyTheApplicationsWordKeepsTheConnection() async throws {
         let server = try EchoServer()
         defer { server.stop() }
+        // A generous deadline while the application confirms (a loaded machine echoes slowly), a short one after.
         let heartbeat = try Heartbeat(
             ping: Array("PING\n".utf8),
             interval: .milliseconds(100),
-            timeout: .milliseconds(300),
+            timeout: .seconds(20),
             reply: .confirmedByApplication
         )
         let connection = try await TCPConnection.connect(host: "127.0.0.1", port: Int(server.port))
@@ -179,6 +186,14 @@ struct LivenessFaceTests {
             connection.heartbeatReplyReceived()
         }
         // Unconfirmed from here on: the echo still arrives, but only the application's word counts.
+        try await connection.setHeartbeat(
+            try Heartbeat(
+                ping: Array("PING\n".utf8),
+                interval: .milliseconds(100),
+                timeout: .milliseconds(300),
+                reply: .confirmedByApplication
+            )
+        )
         let error = await #expect(throws: GCDAsyncSocketError.self) {
             while true { _ = try await connection.read(upTo: Array("\n".utf8)) }
         }
