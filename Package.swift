@@ -170,6 +170,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
+            name: "TetherLivenessProbe",
+            dependencies: ["TetherSockets", .product(name: "NIOCore", package: "swift-nio")],
+            path: "Tests/Tools/TetherLivenessProbe",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
             name: "TetherStoreCrashWriter",
             dependencies: ["TetherStore"],
             path: "Tests/Tools/TetherStoreCrashWriter",
@@ -252,13 +258,13 @@ let package = Package(
 )
 
 // A build for some test targets only (the thread sanitizer's in .ci/run): TETHER_TEST_TARGETS="A B" keeps those test
-// targets, TetherUDPProbe and the targets they use, and drops everything else (the other tests, the `tether` command,
-// TetherPostgres and postgres-nio, …), so that none of it is built. The tests then run the `tether` of another build,
-// found through TETHER_PRODUCTS_DIR (see BuiltProduct).
+// targets, TetherUDPProbe, TetherLivenessProbe and the targets they use, and drops everything else (the other tests,
+// the `tether` command, TetherPostgres and postgres-nio, …), so that none of it is built. The tests then run the
+// `tether` of another build, found through TETHER_PRODUCTS_DIR (see BuiltProduct).
 if let kept = Context.environment["TETHER_TEST_TARGETS"]?.split(separator: " ").map(String.init), !kept.isEmpty {
     let targets = Dictionary(uniqueKeysWithValues: package.targets.map { ($0.name, $0) })
     var needed: Set<String> = []
-    var waiting = kept + ["TetherUDPProbe"]
+    var waiting = kept + ["TetherUDPProbe", "TetherLivenessProbe"]
     while let name = waiting.popLast() {
         guard let target = targets[name], needed.insert(name).inserted else { continue }
         for dependency in target.dependencies {

@@ -29,6 +29,7 @@ struct DemoCommand: AsyncParsableCommand {
         ("TCP, async face: echo through TCPListener and TCPConnection", DemoSteps.asyncFaceEcho),
         ("TCP, async face: frames(STXFrameCodec()) as an async sequence", DemoSteps.asyncFaceFrames),
         ("TCP, async listener: an accept flood against a consumer that waits", DemoSteps.listenerBackPressure),
+        ("TCP liveness: a heartbeat closes a silent peer", DemoSteps.heartbeatClosesASilentPeer),
         ("TLS: a generated self-signed certificate, trusted by hand", DemoSteps.tlsManualTrust),
         ("UDP: a datagram round trip on both faces", DemoSteps.udpRoundTrip),
         ("HTTP: URLConnection GET from an in-process server, then from the cache", { try await runHTTPDemoStep() }),

@@ -34,6 +34,8 @@ struct NetcatCommand: AsyncParsableCommand {
 
     @OptionGroup var security: TLSOptions
 
+    @OptionGroup var liveness: LivenessOptions
+
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
@@ -45,6 +47,7 @@ struct NetcatCommand: AsyncParsableCommand {
             throw ValidationError("--connect-timeout must be a number of seconds within (0, 86400].")
         }
         try security.check(server: listen, udp: udp)
+        try liveness.check(udp: udp)
     }
 
     func run() async throws {
@@ -70,6 +73,7 @@ struct NetcatCommand: AsyncParsableCommand {
                     tls: try security.clientSettings()
                 )
             }
+            try await liveness.apply(to: connection)
         } catch let error as GCDAsyncSocketError {
             Terminal.error("error: \(error.message)")
             throw ExitCode.failure

@@ -19,7 +19,7 @@ public enum SystemRequirements {
     /// The Debian package of each tool the tests run.
     static let packages = [
         "ip": "iproute2", "tc": "iproute2", "unshare": "util-linux", "nsenter": "util-linux", "setpriv": "util-linux",
-        "mount": "mount", "openssl": "openssl", "python3": "python3",
+        "mount": "mount", "openssl": "openssl", "python3": "python3", "iptables": "iptables",
     ]
 
     /// The folders searched: `PATH`, then the system folders a non-login shell may lack.

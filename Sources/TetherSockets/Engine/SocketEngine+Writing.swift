@@ -54,6 +54,7 @@ extension SocketEngine {
             }
             return
         }
+        livenessWrote()
         let reportsProgress = policy.reportsProgress
         // One access to the machine (behind a lock on the delegate face): the queue's answer, the write timer it
         // wants after it, and the progress snapshot to publish (captured variables: see `processReads`).

@@ -102,6 +102,8 @@ final class SocketEngine: ChannelInboundHandler {
     var gracefulClose: (promise: EventLoopPromise<Void>, timer: Scheduled<Void>?)?
     /// How long `close()` waits for accepted writes to reach the kernel before closing anyway.
     var closeLinger: TimeAmount = .seconds(10)
+    /// Keepalive, the idle detector and the heartbeat, when the face asked for any (`SocketEngine+Liveness`).
+    var liveness: LivenessDriver?
 
     /// Set when the connection was never established and is being abandoned; a channel that arrives later closes.
     var isClosed: Bool { peek({ $0.isClosed }) }
@@ -137,6 +139,7 @@ final class SocketEngine: ChannelInboundHandler {
         guard machine.activate() else { return }
         owner?.engineDidActivate(self)
         guard peek({ $0.isActive }) else { return }
+        startLiveness()
         sendHeldWrites()
         startCurrentWrite()
         processReads()
@@ -153,6 +156,7 @@ final class SocketEngine: ChannelInboundHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        if hasUnprocessedBytes { livenessRead() }
         serveArrivedBytes()
         if flushPending {
             flushPending = false
@@ -223,7 +227,11 @@ final class SocketEngine: ChannelInboundHandler {
     /// error; awaiting tasks are resumed with the error (or `.closed` for a requested close).
     func close(error: GCDAsyncSocketError?) {
         let hadTLSHandler = tlsHandler != nil
+        var error = error
+        // Whether the connection ever came up tells a failed connect from a lost connection.
+        error?.disconnection = peek({ $0.isWaitingForChannel }) ? .notConnected : .connectionLost
         guard machine.close(error: error) else { return }
+        stopLiveness()
         admission?.close(error ?? .closedLocally)
         readTimer?.scheduled.cancel()
         readTimer = nil

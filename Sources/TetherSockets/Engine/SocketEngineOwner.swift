@@ -27,6 +27,8 @@ protocol SocketEngineOwner: AnyObject {
     func engineDidSecure(_ engine: SocketEngine, negotiatedProtocol: String?)
     /// Manual trust evaluation: `answer` may be called from any thread, any time; the first answer counts.
     func engine(_ engine: SocketEngine, didReceive trust: TLSPeerTrust, answer: @escaping @Sendable (Bool) -> Void)
+    /// The idle detector found the connection idle (``LivenessMachine``).
+    func engine(_ engine: SocketEngine, didBecomeIdle event: IdleStateEvent)
     /// The connection ended; called exactly once per engine. `nil` for a local, requested close.
     func engineDidClose(_ engine: SocketEngine, error: GCDAsyncSocketError?)
     /// Operations handed over from other threads that have not run on the loop yet: a read among them may want the
@@ -37,4 +39,7 @@ protocol SocketEngineOwner: AnyObject {
 extension SocketEngineOwner {
     /// None by default (a face whose operations reach the loop directly).
     var hasPendingOperations: Bool { false }
+
+    /// Nobody to tell by default.
+    func engine(_ engine: SocketEngine, didBecomeIdle event: IdleStateEvent) {}
 }

@@ -39,6 +39,8 @@ public struct GCDAsyncSocketError: Error, Sendable, CustomStringConvertible, Cus
         public static let closed = Code(rawValue: 7)
         /// Anything else: POSIX, DNS, TLS (8); see ``GCDAsyncSocketError/domain``.
         public static let other = Code(rawValue: 8)
+        /// Tether addition (9): no reply to the ``Heartbeat``'s ping came within its timeout.
+        public static let heartbeatTimeout = Code(rawValue: 9)
 
         /// The code's name, e.g. `readTimeout`.
         public var description: String {
@@ -52,6 +54,7 @@ public struct GCDAsyncSocketError: Error, Sendable, CustomStringConvertible, Cus
             case 6: "readMaxedOut"
             case 7: "closed"
             case 8: "other"
+            case 9: "heartbeatTimeout"
             default: "code(\(rawValue))"
             }
         }
@@ -90,6 +93,9 @@ public struct GCDAsyncSocketError: Error, Sendable, CustomStringConvertible, Cus
     public var pendingReadTags: [Int] = []
     /// Delegate face: the tags of the writes that did not complete, the current one first.
     public var pendingWriteTags: [Int] = []
+    /// Tether addition: for an error that ended a connection, whether it had come up (``Disconnection``); nil for
+    /// an error that ended none (bad input, an async-face operation that failed alone).
+    public var disconnection: Disconnection?
 
     /// Creates an error.
     /// - Parameters:

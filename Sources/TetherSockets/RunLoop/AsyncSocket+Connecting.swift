@@ -100,7 +100,9 @@ extension AsyncSocket {
         }
         let core = GCDAsyncSocket(eventLoopGroup: eventLoopGroup)
         core.callbackDelivery = .eventLoop
+        let liveness = state.withLock { $0.liveness }
         core.state.withLock { s in
+            s.configuration.liveness = liveness
             s.configuration.servesBufferedReadsOnCaller = true
             // The peer's close is reported at once, the bytes not read in `unreadData()` (the original's close order).
             s.configuration.closesAtEndOfStreamWithUnreadBytes = true

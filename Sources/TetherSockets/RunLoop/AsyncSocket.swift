@@ -56,6 +56,8 @@ public final class AsyncSocket: @unchecked Sendable {
         var forbidsIO = false
         /// The bytes received and not read, during `onSocket(_:willDisconnectWithError:)` only.
         var unreadData: Data?
+        /// Keepalive, idle detector and heartbeat (Tether additions, `AsyncSocket+Liveness`).
+        var liveness = LivenessSettings()
     }
 
     let state: LockedBox<State>
@@ -97,6 +99,7 @@ public final class AsyncSocket: @unchecked Sendable {
         initial.phase = .connected
         initial.generation = 1
         initial.core = core
+        initial.liveness = core.state.withLock { $0.configuration.liveness }
         self.state = LockedBox(initial)
         self.mailbox = RunLoopMailbox(runLoop: nil, modes: modes)
         self.eventLoopGroup = group

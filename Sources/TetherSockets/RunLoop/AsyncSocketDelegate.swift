@@ -45,6 +45,12 @@ public protocol AsyncSocketDelegate: AnyObject {
     ) -> TimeInterval
     /// The TLS handshake asked by `startTLS` completed; later reads and writes are encrypted.
     func onSocketDidSecure(_ sock: AsyncSocket)
+    /// Tether addition: the connect failed, the connection never came up. Called first, then
+    /// ``onSocket(_:willDisconnectWithError:)`` with the same error and ``onSocketDidDisconnect(_:)``, as the
+    /// original calls them.
+    func onSocket(_ sock: AsyncSocket, didNotConnect err: any Error)
+    /// Tether addition: the idle detector (``AsyncSocket/idleTimeouts``) found the connection idle.
+    func onSocket(_ sock: AsyncSocket, didBecomeIdle event: IdleStateEvent)
 }
 
 extension AsyncSocketDelegate {

@@ -25,6 +25,8 @@ public struct AsyncSocketError: Error, Sendable, CustomStringConvertible, Custom
         case readTimeoutError = 4
         /// "Write operation timed out".
         case writeTimeoutError = 5
+        /// Tether addition: no reply to the ``Heartbeat``'s ping came within its timeout.
+        case heartbeatTimeoutError = 6
 
         /// The original's default description.
         public var message: String {
@@ -36,6 +38,7 @@ public struct AsyncSocketError: Error, Sendable, CustomStringConvertible, Custom
             case .readMaxedOutError: "Read operation reached set maximum length"
             case .readTimeoutError: "Read operation timed out"
             case .writeTimeoutError: "Write operation timed out"
+            case .heartbeatTimeoutError: "No reply to the heartbeat within its timeout"
             }
         }
     }

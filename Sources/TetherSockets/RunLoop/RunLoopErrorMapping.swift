@@ -28,6 +28,7 @@ enum RunLoopErrorMapping {
             case .readTimeout: return .some(AsyncSocketError(code: .readTimeoutError))
             case .writeTimeout: return .some(AsyncSocketError(code: .writeTimeoutError))
             case .readMaxedOut: return .some(AsyncSocketError(code: .readMaxedOutError))
+            case .heartbeatTimeout: return .some(AsyncSocketError(code: .heartbeatTimeoutError))
             default: return .some(AsyncSocketError(code: .cfSocketError, underlying: own))
             }
         }

@@ -28,7 +28,7 @@ final class RunLoopSocketBridge: GCDAsyncSocketDelegate, TimeoutAnsweringLater {
     }
 
     /// Posts `body` to run on the owner's run loop with its delegate, while this life is current.
-    private func post(_ body: @escaping (AsyncSocket, any AsyncSocketDelegate) -> Void) {
+    func post(_ body: @escaping (AsyncSocket, any AsyncSocketDelegate) -> Void) {
         guard let owner else { return }
         let generation = self.generation
         owner.mailbox.post { [weak owner] in

@@ -12,6 +12,8 @@ final class AsyncFaceOwner: SocketEngineOwner {
     }
 
     let security = LockedBox(Security())
+    /// Where idle events go (`TCPConnection.idleEvents(_:)`), until the connection ends.
+    let idleEvents = LockedBox<AsyncStream<IdleStateEvent>.Continuation?>(nil)
 
     func engineDidSecure(_ engine: SocketEngine, negotiatedProtocol: String?) {
         security.withLock {
@@ -38,5 +40,11 @@ final class AsyncFaceOwner: SocketEngineOwner {
         respond: @escaping (TimeAmount) -> Void
     ) { respond(.zero) }
     func engineReadStreamDidClose(_ engine: SocketEngine) {}
-    func engineDidClose(_ engine: SocketEngine, error: GCDAsyncSocketError?) {}
+    func engineDidClose(_ engine: SocketEngine, error: GCDAsyncSocketError?) {
+        idleEvents.withLock { $0?.finish() }
+    }
+
+    func engine(_ engine: SocketEngine, didBecomeIdle event: IdleStateEvent) {
+        _ = idleEvents.withLock { $0?.yield(event) }
+    }
 }

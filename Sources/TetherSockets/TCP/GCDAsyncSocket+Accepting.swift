@@ -176,7 +176,9 @@ extension GCDAsyncSocket {
             eventLoopGroup: eventLoopGroup,
             logger: logger
         )
+        let liveness = state.withLock { $0.configuration.liveness }
         let adapter = child.state.withLock { s -> EngineAdapter in
+            s.configuration.liveness = liveness
             s.configuration.callbackDelivery = delivery
             s.configuration.closesAtEndOfStreamWithUnreadBytes = closesAtEndOfStream
             let life = s.lifecycle.startConnected()

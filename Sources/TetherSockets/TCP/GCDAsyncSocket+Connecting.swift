@@ -191,6 +191,7 @@ extension GCDAsyncSocket {
         policy.autoDisconnectOnClosedReadStream = s.configuration.autoDisconnectOnClosedReadStream
         policy.closesAtEndOfStreamWithUnreadBytes = s.configuration.closesAtEndOfStreamWithUnreadBytes
         let engine = SocketEngine(eventLoop: loop, owner: adapter, policy: policy)
+        engine.prepareLiveness(s.configuration.liveness)
         adapter.attach(engine)
         s.adapter = adapter
         s.progress = engine.progress

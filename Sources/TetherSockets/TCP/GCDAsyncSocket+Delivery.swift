@@ -51,6 +51,7 @@ extension GCDAsyncSocket {
     func lifeEnded(_ life: UInt64, error: GCDAsyncSocketError?) {
         let (ended, listeners): (Bool, [any Channel]) = state.withLock { s in
             guard s.lifecycle.ended(life: life) else { return (false, []) }
+            if let error, error.disconnection == .notConnected { enqueueDidNotConnect(&s, error: error) }
             enqueueDisconnectCallback(&s, error: error)
             return (true, clearLife(&s))
         }

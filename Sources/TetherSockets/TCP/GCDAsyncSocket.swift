@@ -74,6 +74,8 @@ public final class GCDAsyncSocket: @unchecked Sendable {
         /// The peer's end of stream closes at once, the bytes not read going with the close: the RunLoop-era face
         /// sets it (accepted sockets inherit it from their listener).
         var closesAtEndOfStreamWithUnreadBytes = false
+        /// Keepalive, idle detector and heartbeat (Tether additions, `GCDAsyncSocket+Liveness`).
+        var liveness = LivenessSettings()
     }
 
     struct State {

@@ -54,6 +54,11 @@ public protocol GCDAsyncSocketDelegate: AnyObject {
         didReceive trust: TLSPeerTrust,
         completionHandler: @escaping @Sendable (Bool) -> Void
     )
+    /// Tether addition: the connect failed, the connection never came up. Called just before
+    /// ``socketDidDisconnect(_:withError:)``, which follows with the same error, as the original calls it.
+    func socket(_ sock: GCDAsyncSocket, didNotConnect error: any Error)
+    /// Tether addition: the idle detector (``GCDAsyncSocket/idleTimeouts``) found the connection idle.
+    func socket(_ sock: GCDAsyncSocket, didBecomeIdle event: IdleStateEvent)
 }
 
 extension GCDAsyncSocketDelegate {

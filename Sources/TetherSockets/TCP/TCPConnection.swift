@@ -184,7 +184,7 @@ public final class TCPConnection: Sendable {
                 }.flatMap { connection in
                     guard let tls else { return loop.makeSucceededFuture(connection) }
                     return connection.secure(tls, timeout: max(deadline - .now(), .zero)).map { connection }
-                }
+                }.flatMapErrorThrowing { throw GCDAsyncSocketError.markingNotConnected($0) }
             }.get()
         } onCancel: {
             loop.execute {

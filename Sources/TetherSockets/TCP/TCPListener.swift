@@ -15,7 +15,7 @@ public final class TCPListener: Sendable {
     /// How many accepted connections wait for the consumer, by default, before the listener stops accepting.
     public static let defaultMaxPendingConnections = 64
 
-    private let channel: any Channel
+    let channel: any Channel
     private let stream: AsyncThrowingStream<TCPConnection, any Error>
     private let boundAddress: SocketAddress
     let gate: AcceptGate
