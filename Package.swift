@@ -181,6 +181,26 @@ let package = Package(
             path: "Tests/Tools/TetherStoreCrashWriter",
             swiftSettings: swiftSettings
         ),
+        // Test tooling: the allocation counter (the malloc family, defined in the one executable that links it) and
+        // the harness that counts each case's allocations per operation beside the engine's. TetherAllocationTests
+        // runs it against Tests/Data/allocation-budgets.json (BENCHMARKS.md, "Allocation budgets").
+        .target(name: "CTetherAllocationCounter", path: "Tests/Tools/CTetherAllocationCounter"),
+        .executableTarget(
+            name: "TetherAllocations",
+            dependencies: [
+                "CTetherAllocationCounter", "TetherConcurrency", "TetherCore", "TetherSockets", "TetherHTTP",
+                "TetherNotes", "TetherStore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Tests/Tools/TetherAllocations",
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "TetherTestSupport",
             dependencies: ["TetherConcurrency", "TetherStore"],
@@ -242,6 +262,11 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TetherAllocationTests",
+            dependencies: ["TetherTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

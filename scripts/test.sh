@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 swift build --build-tests || exit 1
 
 targets=(TetherCoreTests TetherSocketsTests TetherSocketsTests:simulations TetherHTTPTests TetherReachabilityTests
-    TetherStoreTests TetherNotesTests TetherPostgresTests)
+    TetherStoreTests TetherNotesTests TetherPostgresTests TetherAllocationTests)
 # The sockets' randomized tests (a model of each face under seeded schedules) run as a step of their own, after the
 # other sockets tests: beside them they took the CPU that tests with deadlines (a 100,000-datagram flood, 5 s read
 # timeouts) need on a 2-core machine.
