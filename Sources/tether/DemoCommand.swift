@@ -30,6 +30,7 @@ struct DemoCommand: AsyncParsableCommand {
         ("TCP, async face: frames(STXFrameCodec()) as an async sequence", DemoSteps.asyncFaceFrames),
         ("TCP, async listener: an accept flood against a consumer that waits", DemoSteps.listenerBackPressure),
         ("TLS: a generated self-signed certificate, trusted by hand", DemoSteps.tlsManualTrust),
+        ("TCP through a SOCKS5 proxy with a login, and a wrong password refused", DemoSteps.proxyTunnel),
         ("UDP: a datagram round trip on both faces", DemoSteps.udpRoundTrip),
         ("HTTP: URLConnection GET from an in-process server, then from the cache", { try await runHTTPDemoStep() }),
         ("Reachability: the current path", { try await runReachabilityDemoStep() }),

@@ -34,6 +34,8 @@ struct NetcatCommand: AsyncParsableCommand {
 
     @OptionGroup var security: TLSOptions
 
+    @OptionGroup var proxying: ProxyOptions
+
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
@@ -45,6 +47,7 @@ struct NetcatCommand: AsyncParsableCommand {
             throw ValidationError("--connect-timeout must be a number of seconds within (0, 86400].")
         }
         try security.check(server: listen, udp: udp)
+        try proxying.check(listen: listen, udp: udp)
     }
 
     func run() async throws {
@@ -67,10 +70,14 @@ struct NetcatCommand: AsyncParsableCommand {
                     host: host,
                     port: port,
                     timeout: .milliseconds(Int64(connectTimeout * 1_000)),
-                    tls: try security.clientSettings()
+                    tls: try security.clientSettings(),
+                    proxy: try proxying.configuration(host: host, port: port, secure: security.tls)
                 )
             }
         } catch let error as GCDAsyncSocketError {
+            Terminal.error("error: \(error.message)")
+            throw ExitCode.failure
+        } catch let error as ProxyError {
             Terminal.error("error: \(error.message)")
             throw ExitCode.failure
         } catch let exit as ExitCode {

@@ -100,6 +100,7 @@ extension AsyncSocket {
         }
         let core = GCDAsyncSocket(eventLoopGroup: eventLoopGroup)
         core.callbackDelivery = .eventLoop
+        core.proxy = state.withLock { $0.proxy }
         core.state.withLock { s in
             s.configuration.servesBufferedReadsOnCaller = true
             // The peer's close is reported at once, the bytes not read in `unreadData()` (the original's close order).

@@ -56,6 +56,8 @@ public final class AsyncSocket: @unchecked Sendable {
         var forbidsIO = false
         /// The bytes received and not read, during `onSocket(_:willDisconnectWithError:)` only.
         var unreadData: Data?
+        /// Connect through this proxy (``AsyncSocket/proxy``).
+        var proxy: ProxyConfiguration?
     }
 
     let state: LockedBox<State>
