@@ -31,6 +31,7 @@ struct DemoCommand: AsyncParsableCommand {
         ("TCP, async listener: an accept flood against a consumer that waits", DemoSteps.listenerBackPressure),
         ("TCP liveness: a heartbeat closes a silent peer", DemoSteps.heartbeatClosesASilentPeer),
         ("TLS: a generated self-signed certificate, trusted by hand", DemoSteps.tlsManualTrust),
+        ("TCP through a SOCKS5 proxy with a login, and a wrong password refused", DemoSteps.proxyTunnel),
         ("UDP: a datagram round trip on both faces", DemoSteps.udpRoundTrip),
         ("HTTP: URLConnection GET from an in-process server, then from the cache", { try await runHTTPDemoStep() }),
         ("HTTP: a download cut mid-body, resumed where it stopped", DemoSteps.httpResumedDownload),

@@ -35,6 +35,7 @@ struct NetcatCommand: AsyncParsableCommand {
     @OptionGroup var security: TLSOptions
 
     @OptionGroup var liveness: LivenessOptions
+    @OptionGroup var proxying: ProxyOptions
 
     @OptionGroup var common: CommonOptions
 
@@ -48,6 +49,7 @@ struct NetcatCommand: AsyncParsableCommand {
         }
         try security.check(server: listen, udp: udp)
         try liveness.check(udp: udp)
+        try proxying.check(listen: listen, udp: udp)
     }
 
     func run() async throws {
@@ -70,11 +72,15 @@ struct NetcatCommand: AsyncParsableCommand {
                     host: host,
                     port: port,
                     timeout: .milliseconds(Int64(connectTimeout * 1_000)),
-                    tls: try security.clientSettings()
+                    tls: try security.clientSettings(),
+                    proxy: try proxying.configuration(host: host, port: port, secure: security.tls)
                 )
             }
             try await liveness.apply(to: connection)
         } catch let error as GCDAsyncSocketError {
+            Terminal.error("error: \(error.message)")
+            throw ExitCode.failure
+        } catch let error as ProxyError {
             Terminal.error("error: \(error.message)")
             throw ExitCode.failure
         } catch let exit as ExitCode {

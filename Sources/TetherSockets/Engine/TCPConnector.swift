@@ -3,7 +3,9 @@ import NIOPosix
 
 /// Establishes one TCP (or unix-domain) channel: name resolution off the event loop, the preferred address family
 /// first and the other after `alternateDelay` (first success wins, the loser is closed), optional local binding,
-/// and one timeout over all of it. Everything after `start` runs on `eventLoop`.
+/// and one timeout over all of it. With a proxy, it connects to the proxy instead and completes only once the proxy
+/// opened the tunnel to the target (``ProxyHandshakeHandler``; the timeout covers the handshake too). Everything
+/// after `start` runs on `eventLoop`.
 final class TCPConnector {
     enum Target {
         case host(String, port: Int)
@@ -18,6 +20,8 @@ final class TCPConnector {
         var alternateDelay = TimeAmount.milliseconds(300)
         var local: InterfaceResolver.Resolved?
         var timeout: TimeAmount?
+        /// Connect through this proxy (not for unix paths).
+        var proxy: ProxyConfiguration?
     }
 
     let eventLoop: any EventLoop
@@ -31,9 +35,19 @@ final class TCPConnector {
     private var timer: Scheduled<Void>?
     private var alternateTimer: Scheduled<Void>?
     private var alternate: SocketAddress?
+    /// With a proxy: where the tunnel goes (`target` is then the proxy).
+    private let tunnelTarget: ProxyTarget?
+    /// With a proxy: the channel connected to it, while the handshake runs.
+    private var handshakeChannel: (any Channel)?
 
     init(target: Target, options: Options, eventLoop: any EventLoop) {
-        self.target = target
+        if let proxy = options.proxy, let tunnel = ProxyTarget(target) {
+            self.target = .host(proxy.host, port: proxy.port)
+            self.tunnelTarget = tunnel
+        } else {
+            self.target = target
+            self.tunnelTarget = nil
+        }
         self.options = options
         self.eventLoop = eventLoop
         self.promise = eventLoop.makePromise()
@@ -133,8 +147,10 @@ final class TCPConnector {
         future.assumeIsolated().whenComplete { [self] result in
             switch result {
             case .success(let channel):
-                if isFinished {
+                if isFinished || handshakeChannel != nil {
                     channel.close(promise: nil)
+                } else if let proxy = options.proxy, let tunnelTarget {
+                    openTunnel(on: channel, through: proxy, to: tunnelTarget)
                 } else {
                     finish(.success(channel))
                 }
@@ -144,8 +160,40 @@ final class TCPConnector {
         }
     }
 
+    /// Runs the proxy handshake on the first channel connected to the proxy (the other family's attempt is called
+    /// off); the connect completes with the channel once the tunnel is up.
+    private func openTunnel(on channel: any Channel, through proxy: ProxyConfiguration, to tunnel: ProxyTarget) {
+        handshakeChannel = channel
+        alternateTimer?.cancel()
+        alternateTimer = nil
+        alternate = nil
+        let handler = ProxyHandshakeHandler(
+            handshake: ProxyHandshake(proxy: proxy, target: tunnel),
+            tunnel: eventLoop.makePromise()
+        )
+        do {
+            try channel.pipeline.syncOperations.addHandler(handler)
+        } catch {
+            finish(.failure(GCDAsyncSocketError.wrapping(error, function: "connect")))
+            return
+        }
+        handler.tunnel.futureResult.assumeIsolated().whenComplete { [self] result in
+            switch result {
+            case .success:
+                guard !isFinished else { return }
+                handshakeChannel = nil
+                finish(.success(channel))
+                // The caller added its handlers behind this one while the promise completed (future callbacks run
+                // at once on the loop): the handler now hands them the tunnel's first bytes and leaves.
+                channel.pipeline.syncOperations.removeHandler(handler, promise: nil)
+            case .failure(let error):
+                finish(.failure(error))
+            }
+        }
+    }
+
     private func attemptFailed(_ error: any Error) {
-        guard !isFinished else { return }
+        guard !isFinished, handshakeChannel == nil else { return }
         failures += 1
         if let timer = alternateTimer, let alternate {
             // The preferred family failed before the delay ran out: try the other one now.
@@ -166,6 +214,10 @@ final class TCPConnector {
         timer?.cancel()
         alternateTimer?.cancel()
         alternateTimer = nil
+        if case .failure = result, let channel = handshakeChannel {
+            handshakeChannel = nil
+            channel.close(promise: nil)
+        }
         promise.completeWith(result)
     }
 }

@@ -101,6 +101,7 @@ extension AsyncSocket {
         let core = GCDAsyncSocket(eventLoopGroup: eventLoopGroup)
         core.callbackDelivery = .eventLoop
         let liveness = state.withLock { $0.liveness }
+        core.proxy = state.withLock { $0.proxy }
         core.state.withLock { s in
             s.configuration.liveness = liveness
             s.configuration.servesBufferedReadsOnCaller = true

@@ -58,6 +58,8 @@ public final class AsyncSocket: @unchecked Sendable {
         var unreadData: Data?
         /// Keepalive, idle detector and heartbeat (Tether additions, `AsyncSocket+Liveness`).
         var liveness = LivenessSettings()
+        /// Connect through this proxy (``AsyncSocket/proxy``).
+        var proxy: ProxyConfiguration?
     }
 
     let state: LockedBox<State>

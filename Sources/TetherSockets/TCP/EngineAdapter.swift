@@ -97,15 +97,15 @@ final class EngineAdapter: SocketEngineOwner {
     func engineDidActivate(_ engine: SocketEngine) {
         guard let socket else { return }
         let channel = engine.context?.channel
-        let url: URL? = socket.state.withLock { s in
-            guard s.lifecycle.isCurrent(life: life) else { return nil }
+        let (url, proxied): (URL?, ProxyTarget?) = socket.state.withLock { s in
+            guard s.lifecycle.isCurrent(life: life) else { return (nil, nil) }
             if let channel {
                 s.channel = channel
                 s.remoteAddress = channel.remoteAddress
                 s.localAddress = channel.localAddress
             }
             _ = s.lifecycle.connectionEstablished(life: life)
-            return s.connectedURL
+            return (s.connectedURL, s.proxiedTarget)
         }
         socket.logger?.debug(
             "connected",
@@ -114,6 +114,11 @@ final class EngineAdapter: SocketEngineOwner {
         guard reportsConnect else { return }
         if let url {
             socket.deliver(life: life) { sock, delegate in delegate.socket(sock, didConnectTo: url) }
+        } else if let proxied {
+            let port = UInt16(proxied.port)
+            socket.deliver(life: life) { sock, delegate in
+                delegate.socket(sock, didConnectToHost: proxied.host, port: port)
+            }
         } else if let remote = channel?.remoteAddress {
             let host = remote.numericHost ?? ""
             let port = UInt16(remote.port ?? 0)

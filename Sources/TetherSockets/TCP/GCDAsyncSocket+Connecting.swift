@@ -146,6 +146,8 @@ extension GCDAsyncSocket {
             options.alternateDelay = TimeoutValue.delay(s.configuration.alternateAddressDelay)
             options.local = local
             options.timeout = TimeoutValue.timeout(timeout)
+            options.proxy = s.configuration.proxy
+            s.proxiedTarget = s.configuration.proxy == nil ? nil : ProxyTarget(target)
             return (makeEngine(&s, life: life, loop: loop, reportsConnect: true), options)
         }
         // Sendable: the adapter is used on its event loop only, where this closure runs.

@@ -102,6 +102,7 @@ extension GCDAsyncSocket {
         s.negotiatedProtocol = nil
         s.tlsRequested = false
         s.connectHost = nil
+        s.proxiedTarget = nil
         s.machine = nil
         return listeners
     }

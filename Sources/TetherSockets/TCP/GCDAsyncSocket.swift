@@ -76,6 +76,8 @@ public final class GCDAsyncSocket: @unchecked Sendable {
         var closesAtEndOfStreamWithUnreadBytes = false
         /// Keepalive, idle detector and heartbeat (Tether additions, `GCDAsyncSocket+Liveness`).
         var liveness = LivenessSettings()
+        /// Connect through this proxy (``GCDAsyncSocket/proxy``).
+        var proxy: ProxyConfiguration?
     }
 
     struct State {
@@ -103,6 +105,9 @@ public final class GCDAsyncSocket: @unchecked Sendable {
         var tlsRequested = false
         /// The host given to `connect(toHost:)`, for TLS name verification.
         var connectHost: String?
+        /// The host and port given to connect when the connection goes through a proxy: what `didConnectToHost`,
+        /// `connectedHost` and `connectedPort` report (the socket's own peer is the proxy).
+        var proxiedTarget: ProxyTarget?
         var progress: LockedBox<ProgressSnapshot>?
         /// The current life's machine, for reads served from the buffer on the delegate queue.
         var machine: LockedBox<SocketEngine.Machine>?
@@ -233,14 +238,15 @@ public final class GCDAsyncSocket: @unchecked Sendable {
     /// True while the TCP connection is established; false for a listening socket.
     public var isConnected: Bool { state.withLock { $0.lifecycle.isConnected } }
 
-    /// The peer's numeric IP, without brackets and never `::ffff:`-mapped; nil when not connected.
+    /// The peer's numeric IP, without brackets and never `::ffff:`-mapped; nil when not connected. Through a
+    /// ``proxy``, the host given to connect (a name stays a name).
     public var connectedHost: String? {
-        state.withLock { $0.lifecycle.isConnected ? $0.remoteAddress?.numericHost : nil }
+        state.withLock { $0.lifecycle.isConnected ? $0.proxiedTarget?.host ?? $0.remoteAddress?.numericHost : nil }
     }
 
     /// The peer's port; 0 when not connected.
     public var connectedPort: UInt16 {
-        state.withLock { $0.lifecycle.isConnected ? UInt16($0.remoteAddress?.port ?? 0) : 0 }
+        state.withLock { $0.lifecycle.isConnected ? UInt16($0.proxiedTarget?.port ?? $0.remoteAddress?.port ?? 0) : 0 }
     }
 
     /// The peer's path for a unix-domain connection.

@@ -105,14 +105,18 @@ public final class TCPConnection: Sendable {
     ///   - eventLoopGroup: the engine's event loops.
     ///   - logger: where to log at debug level.
     ///   - tls: when set, the connection is secured before it is returned (client role; the handshake counts
-    ///     against `timeout`). Connecting by name verifies that name (see ``TLSSettings``).
+    ///     against `timeout`). Connecting by name verifies that name (see ``TLSSettings``), through a proxy too.
+    ///   - proxy: when set, the connection goes through this proxy (``ProxyConfiguration``), `timeout` covering its
+    ///     handshake; `host` is sent to it unresolved, and ``remoteAddress`` is the proxy's address.
     /// - Throws: ``GCDAsyncSocketError``: `.badParam` for an empty host or a bad port, `.badConfig` for bad TLS
-    ///   settings, `.connectTimeout`, or `.other` with the POSIX, DNS or TLS error.
+    ///   settings, `.connectTimeout`, or `.other` with the POSIX, DNS or TLS error, or the proxy's refusal
+    ///   (``GCDAsyncSocketError/proxyError``).
     public static func connect(
         host: String,
         port: Int,
         timeout: Duration = .seconds(10),
         tls: TLSSettings? = nil,
+        proxy: ProxyConfiguration? = nil,
         on eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger? = nil
     ) async throws -> TCPConnection {
@@ -123,6 +127,7 @@ public final class TCPConnection: Sendable {
             target: .host(host, port: port),
             timeout: timeout,
             tls: tls,
+            proxy: proxy,
             on: eventLoopGroup,
             logger: logger
         )
@@ -130,7 +135,7 @@ public final class TCPConnection: Sendable {
 
     /// Connects to an IPv4, IPv6 or unix-domain address; with `tls`, secures it before returning (the name is
     /// verified only when ``TLSSettings/peerName`` is set).
-    /// - Throws: ``GCDAsyncSocketError`` as ``connect(host:port:timeout:tls:on:logger:)``.
+    /// - Throws: ``GCDAsyncSocketError`` as ``connect(host:port:timeout:tls:proxy:on:logger:)``.
     public static func connect(
         to address: SocketAddress,
         timeout: Duration = .seconds(10),
@@ -156,6 +161,7 @@ public final class TCPConnection: Sendable {
         target: TCPConnector.Target,
         timeout: Duration,
         tls: TLSSettings?,
+        proxy: ProxyConfiguration? = nil,
         on eventLoopGroup: any EventLoopGroup,
         logger: Logger?
     ) async throws -> TCPConnection {
@@ -172,6 +178,7 @@ public final class TCPConnection: Sendable {
             try await loop.flatSubmit {
                 var options = TCPConnector.Options()
                 options.timeout = timeAmount
+                options.proxy = proxy
                 let connector = TCPConnector(target: target, options: options, eventLoop: loop)
                 connectorBox.set(NIOLoopBound(connector, eventLoop: loop))
                 return connector.start().flatMapThrowing { channel in

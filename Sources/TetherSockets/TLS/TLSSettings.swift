@@ -2,7 +2,7 @@ import NIOCore
 public import NIOSSL
 
 /// How a connection is secured: the role, whom to trust, what to present. Shared by both faces
-/// (``GCDAsyncSocket/startTLS(_:)``, ``TCPConnection/connect(host:port:timeout:tls:on:logger:)``,
+/// (``GCDAsyncSocket/startTLS(_:)``, ``TCPConnection/connect(host:port:timeout:tls:proxy:on:logger:)``,
 /// ``TCPListener/bind(host:port:tls:backlog:maxPendingConnections:on:logger:)``).
 ///
 /// Secure by default: a client verifies the server's chain against ``trustRoots`` and, when it connected by host name
