@@ -116,9 +116,11 @@ struct UDPSimulationTests {
             if !run.released() { problems.append("the released socket is still alive") }
         } else {
             model.apply(race.end == .close ? .close : .closeAfterSending)
-            model.racedLives(Int(run.livesAfter - run.livesBefore))
             let owed = Set((race.end == .closeAfterSending ? run.issued.flatMap { $0 } : run.afterEnd).map(\.tag))
             try await recorder.waitForSendResults(owed)
+            // Counted once every owed result came: a send racing `closeAfterSending` may start its life only when
+            // the closing one ended.
+            model.racedLives(Int(socket.state.withLock { $0.lives } - run.livesBefore))
             noteInodes()
             socket.close()
         }
