@@ -42,9 +42,15 @@ struct UDPModel {
         }
     }
 
-    /// The schedule ended with the socket open: the runner's `close()` ends the life.
-    mutating func closedAtEnd() {
-        endLife(dropping: true)
+    /// A race send issued (``UDPRace``): its result, if any, is the race checker's; the peer it went to may get it
+    /// only when it was reported sent.
+    mutating func raced(_ send: UDPRace.Send) {
+        sends[send.tag] = Send(tag: send.tag, size: send.size, to: send.to, life: .max, mayBeDropped: true)
+    }
+
+    /// Lives the race started (each ends with one `udpSocketDidClose`).
+    mutating func racedLives(_ count: Int) {
+        closesOwed += count
     }
 
     private mutating func startLifeIfNeeded() {
@@ -99,8 +105,11 @@ struct UDPModel {
             switch event {
             case .sent(let tag), .notSent(let tag, _, _):
                 results[tag, default: 0] += 1
-                if tag < lastTag { problems.append("event \(index): result of tag \(tag) after tag \(lastTag)") }
-                lastTag = max(lastTag, tag)
+                // A race's threads send at once: their order is the race checker's.
+                if tag < UDPRace.firstTag {
+                    if tag < lastTag { problems.append("event \(index): result of tag \(tag) after tag \(lastTag)") }
+                    lastTag = max(lastTag, tag)
+                }
                 if emptySends.contains(tag) { problems.append("an empty send (tag \(tag)) got a callback") }
                 if case .notSent(_, let code, let errno) = event {
                     // Loopback refuses none of these (an unconnected socket ignores the closed port's ICMP) and

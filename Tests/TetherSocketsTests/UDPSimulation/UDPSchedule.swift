@@ -42,6 +42,8 @@ struct UDPSchedule: CustomStringConvertible {
 
     let seed: UInt64
     let ops: [Op]
+    /// How it ends, after every operation's results arrived.
+    let race: UDPRace
 
     init(seed: UInt64, length: Int = 30) {
         self.seed = seed
@@ -80,10 +82,12 @@ struct UDPSchedule: CustomStringConvertible {
             }
         }
         self.ops = ops
+        race = UDPRace(using: &random, firstSequence: sequence + 1)
     }
 
     var description: String {
         "seed \(seed):\n" + ops.enumerated().map { "  \($0.offset): \($0.element)" }.joined(separator: "\n")
+            + "\n  \(race)"
     }
 
     /// The bytes of send `tag`: its tag in the first 8 bytes when they fit, then a pattern of the tag.

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import NIOPosix
 import Testing
 import TetherConcurrency
 import TetherTestSupport
@@ -22,7 +23,7 @@ struct UDPSimulationTests {
         SeededGenerator.report(
             face: "GCDAsyncUdpSocket",
             schedules: 1,
-            operations: schedule.ops.count,
+            operations: schedule.ops.count + schedule.race.threads.joined().count + 1,
             failing: problems.isEmpty ? 0 : 1
         )
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))\n\(schedule)")
@@ -37,18 +38,14 @@ struct UDPSimulationTests {
         // concurrently running schedule's peer, which would then receive datagrams it was never sent).
         let closedPort = 9
         let recorder = UdpRecorder(label: "udp.sim")
-        let socket = recorder.makeSocket()
-        socket.setIPv6Enabled(false)
-        try socket.bind(toPort: 0, interface: "127.0.0.1")
+        // The test's only strong reference (the race's release drops it): `socket` reads it for each call.
+        let holder = LockedBox<GCDAsyncUdpSocket?>(try Self.boundSocket(recorder))
+        var socket: GCDAsyncUdpSocket { holder.withLock { $0! } }
         let port = Int(socket.localPort())
         var model = UDPModel()
         var inodes = Set<String>()
         func noteInodes() {
-            if let fd = socket.state.withLock({ $0.sockets?.fd4 }),
-                let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)")
-            {
-                inodes.insert(target)
-            }
+            if let inode = Self.inode(of: socket) { inodes.insert(inode) }
         }
         noteInodes()
         let addresses: [UDPSchedule.Target: Data] = [
@@ -99,11 +96,43 @@ struct UDPSimulationTests {
             let owed = model.peerSent.count
             try await recorder.wait { $0.compactMap(\.receivedData).count >= owed }
         }
-        if !socket.isClosed() { model.closedAtEnd() }
-        socket.close()
+        // The end: a race of threads sending, and one of them ending the socket (close, closeAfterSending, release).
+        let race = schedule.race
+        // Once life 1 closed, its port may belong to another test's socket: the peer sends only while it is open.
+        let run = try await Self.race(
+            race,
+            holder: holder,
+            addresses: addresses,
+            peer: peerA,
+            target: model.firstLifeOpen ? target : nil
+        )
+        for send in run.issued.flatMap({ $0 }) { model.raced(send) }
+        inodes.formUnion(run.inodes)
+        var problems: [String] = []
+        if race.end == .release {
+            // Nothing of the released socket's is called after it went (callbacks already running may finish).
+            await Self.settle()
+            recorder.queue.sync {}
+            if !run.released() { problems.append("the released socket is still alive") }
+        } else {
+            model.apply(race.end == .close ? .close : .closeAfterSending)
+            let owed = Set((race.end == .closeAfterSending ? run.issued.flatMap { $0 } : run.afterEnd).map(\.tag))
+            try await recorder.waitForSendResults(owed)
+            // Counted once every owed result came: a send racing `closeAfterSending` may start its life only when
+            // the closing one ended.
+            model.racedLives(Int(socket.state.withLock { $0.lives } - run.livesBefore))
+            noteInodes()
+            socket.close()
+        }
         let closes = model.closesOwed
         try await recorder.wait { $0.filter(\.isClose).count >= closes }
+        await Self.settle()
         recorder.queue.sync {}
+        // No callback after the last close, nor any for a released socket's life after its release.
+        let afterLastClose = recorder.events.reversed().prefix { !$0.isClose }
+        if race.end != .release, let late = afterLastClose.last {
+            problems.append("\(afterLastClose.count) callbacks after the last close, first \(late)")
+        }
         // What the peers got: each datagram reported sent to them, once and intact, or counted as dropped.
         let sentTo = model.reportedSent(recorder.events)
         let dropsA = (try? UDPFloodTests.kernelDrops(port: peerA.localPort)) ?? 0
@@ -122,14 +151,40 @@ struct UDPSimulationTests {
         let gotB = collectorB.datagrams.map(\.data)
         await collectorA.stop()
         await collectorB.stop()
-        var problems = model.check(recorder.events)
+        problems += model.check(recorder.events) + Self.check(race, run, events: recorder.events)
         for (name, target, got, drops) in [("A", UDPSchedule.Target.peerA, gotA, dropsA), ("B", .peerB, gotB, dropsB)] {
-            problems += model.checkPeer(name, got: got, reportedSent: sentTo[target, default: []], drops: drops)
+            // A released socket owes no callback: a datagram it sent may arrive unreported.
+            let unreported = race.end == .release ? Self.unreported(run, to: target, events: recorder.events) : []
+            let checked = got.filter { !unreported.contains(Data($0.readableBytesView)) }
+            problems += model.checkPeer(name, got: checked, reportedSent: sentTo[target, default: []], drops: drops)
         }
         // Descriptors: every socket of every life is closed (its inode gone from /proc/self/fd).
         let released = await eventually { openSocketInodes().isDisjoint(with: inodes) }
         if !released { problems.append("sockets still open: \(openSocketInodes().intersection(inodes))") }
         return problems
+    }
+
+    /// A bound socket whose only strong reference the caller keeps.
+    private static func boundSocket(_ recorder: UdpRecorder) throws -> GCDAsyncUdpSocket {
+        let socket = recorder.makeSocket()
+        socket.setIPv6Enabled(false)
+        try socket.bind(toPort: 0, interface: "127.0.0.1")
+        return socket
+    }
+
+    /// Every loop has run what was queued on it (callbacks on their way to the delegate queue are queued there).
+    static func settle() async {
+        for loop in MultiThreadedEventLoopGroup.singleton.makeIterator() { try? await loop.submit {}.get() }
+    }
+
+    /// The payloads of the race's sends to `target` that got no result.
+    private static func unreported(_ run: UDPRaceRun, to target: UDPSchedule.Target, events: [UdpEvent]) -> Set<Data> {
+        let reported = Set(events.compactMap { event -> Int? in if case .sent(let tag) = event { tag } else { nil } })
+        return Set(
+            run.issued.flatMap { $0 }.filter { $0.to == target && !reported.contains($0.tag) }.map {
+                UDPSchedule.payload(tag: $0.tag, size: $0.size)
+            }
+        )
     }
 }
 
