@@ -8,8 +8,8 @@ import TetherConcurrency
 /// later operation throws it. `connect` throws errors marked ``GCDAsyncSocketError/Disconnection/notConnected``;
 /// a connection that ends later marks them ``GCDAsyncSocketError/Disconnection/connectionLost``.
 extension TCPConnection {
-    /// Connects as ``connect(host:port:timeout:tls:on:logger:)`` and puts `keepalive` in force before returning.
-    /// - Throws: as ``connect(host:port:timeout:tls:on:logger:)``.
+    /// Connects as ``connect(host:port:timeout:tls:proxy:on:logger:)`` and puts `keepalive` in force before returning.
+    /// - Throws: as ``connect(host:port:timeout:tls:proxy:on:logger:)``.
     public static func connect(
         host: String,
         port: Int,

@@ -33,7 +33,7 @@ public struct ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let authenticationFailed = Code(rawValue: 5)
         /// The HTTP proxy answered `CONNECT` with a status other than 2xx and 407; see ``ProxyError/statusLine`` (6).
         public static let httpStatus = Code(rawValue: 6)
-        /// The HTTP proxy's response header exceeded ``HTTPConnectHandshake/maximumHeaderLength`` (7).
+        /// The HTTP proxy's response header exceeded 16 KiB (7).
         public static let responseTooLarge = Code(rawValue: 7)
         /// SOCKS5 reply 0x01: general SOCKS server failure (101).
         public static let generalFailure = Code(rawValue: 101)
