@@ -43,6 +43,41 @@ struct ProxyCommandTests {
         await echo.stop()
     }
 
+    @Test func theEnvironmentsProxyCarriesTheConnection() async throws {
+        let echo = try await ProxyEchoServer.start()
+        let proxy = try await ProxyServer.start(.dante, allowedPort: echo.port)
+        defer { proxy.stop() }
+        let run = try await netcat(
+            ["--proxy-from-environment", "127.0.0.1", "\(echo.port)"],
+            input: "via the environment\n",
+            environment: ["ALL_PROXY": url(proxy)]
+        )
+        #expect(run.output == "via the environment\n")
+        #expect(run.status == 0, "\(run.errors)")
+        await echo.stop()
+    }
+
+    @Test func noProxyExcludesTheHostFromTheEnvironmentsProxy() async throws {
+        let echo = try await ProxyEchoServer.start()
+        // A proxy that nobody listens on: a connection through it fails.
+        let unreachable = ["all_proxy": "socks5://127.0.0.1:1"]
+        let through = try await netcat(
+            ["--proxy-from-environment", "127.0.0.1", "\(echo.port)"],
+            input: "through\n",
+            environment: unreachable
+        )
+        #expect(through.status == 1)
+        #expect(through.errors.hasPrefix("error: "))
+        let direct = try await netcat(
+            ["--proxy-from-environment", "127.0.0.1", "\(echo.port)"],
+            input: "direct\n",
+            environment: unreachable.merging(["NO_PROXY": "localhost,127.0.0.1"]) { $1 }
+        )
+        #expect(direct.output == "direct\n")
+        #expect(direct.status == 0, "\(direct.errors)")
+        await echo.stop()
+    }
+
     @Test(arguments: [ProxyServer.Kind.microsocks, .tinyproxy])
     func aRefusedLoginExitsOneWithTheProxysReason(kind: ProxyServer.Kind) async throws {
         let echo = try await ProxyEchoServer.start()
