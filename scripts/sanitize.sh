@@ -25,7 +25,7 @@ case "$kind" in
         scratch=.build-tsan
         filter=${2:-'^TetherSocketsTests\.'}
         report="ThreadSanitizer"
-        export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:${TSAN_OPTIONS:-}"
+        export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/scripts/tsan.supp:${TSAN_OPTIONS:-}"
         ;;
     address)
         scratch=.build-asan
