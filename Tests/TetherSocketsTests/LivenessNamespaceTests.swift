@@ -19,26 +19,12 @@ struct LivenessNamespaceTests {
         try SystemRequirements.tool("ip", for: "bringing up the namespace's loopback")
         try SystemRequirements.tool("iptables", for: "silencing the peer inside the namespace")
         try SystemRequirements.namespaces("-rn", for: "the liveness tests' network namespace")
-        let process = ChildProcess()
-        process.executableURL = URL(fileURLWithPath: unshare)
-        process.arguments = ["-rn", "/bin/sh", "-c", "set -e\nip link set lo up\nexec \"$0\" \"$@\"", probe, scenario]
-        var environment = ProcessInfo.processInfo.environment
-        environment["PATH"] = (environment["PATH"].map { $0 + ":" } ?? "") + "/usr/sbin:/sbin"
-        process.environment = environment
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let (printed, problems) = try await onThread { () -> (Data, Data) in
-            let printed = output.fileHandleForReading.readDataToEndOfFile()
-            let problems = errors.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (printed, problems)
-        }
-        let text = String(decoding: printed, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(process.terminationStatus == 0, "\(text)\n\(String(decoding: problems, as: UTF8.self))")
-        return text
+        return try await NamespaceProbe.run(
+            unshare: unshare,
+            setup: "ip link set lo up",
+            probe: probe,
+            scenario: scenario
+        )
     }
 
     @Test func keepaliveFindsASilentPeerOnTheGCDFace() async throws {

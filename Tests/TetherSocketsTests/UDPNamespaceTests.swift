@@ -29,28 +29,12 @@ struct UDPNamespaceTests {
         let unshare = try SystemRequirements.tool("unshare", for: "the UDP tests' network namespace")
         try SystemRequirements.tool("ip", for: "the UDP tests' veth pair")
         try SystemRequirements.namespaces("-rn", for: "the UDP tests' network namespace")
-        let process = ChildProcess()
-        process.executableURL = URL(fileURLWithPath: unshare)
-        process.arguments = [
-            "-rn", "/bin/sh", "-c", "set -e\n\(Self.network)\n\(extra)\nexec \"$0\" \"$@\"", probe, scenario,
-        ]
-        var environment = ProcessInfo.processInfo.environment
-        environment["PATH"] = (environment["PATH"].map { $0 + ":" } ?? "") + "/usr/sbin:/sbin"
-        process.environment = environment
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let (printed, problems) = try await onThread { () -> (Data, Data) in
-            let printed = output.fileHandleForReading.readDataToEndOfFile()
-            let problems = errors.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (printed, problems)
-        }
-        let text = String(decoding: printed, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(process.terminationStatus == 0, "\(text)\n\(String(decoding: problems, as: UTF8.self))")
-        return text
+        return try await NamespaceProbe.run(
+            unshare: unshare,
+            setup: "\(Self.network)\n\(extra)",
+            probe: probe,
+            scenario: scenario
+        )
     }
 
     static func probeExecutable() -> String? {
