@@ -66,11 +66,14 @@ func fuzzCacheControl(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let requestDirectives = HeaderParsing.cacheControlDirectives(
         request.value(forHTTPHeaderField: "Cache-Control") ?? ""
     )
+    // A qualified `no-cache="field"` (RFC 9111 §5.2.2.4) only keeps its fields from a reuse: it does not make the
+    // entry one that must be revalidated.
+    let unqualifiedNoCache = directives["no-cache"]?.isEmpty == true
     require(
-        decision.mustRevalidate == (directives["must-revalidate"] != nil || directives["no-cache"] != nil),
-        "mustRevalidate does not follow must-revalidate and no-cache"
+        decision.mustRevalidate == (directives["must-revalidate"] != nil || unqualifiedNoCache),
+        "mustRevalidate does not follow must-revalidate and an unqualified no-cache"
     )
-    if directives["no-cache"] != nil || requestDirectives["no-cache"] != nil {
+    if unqualifiedNoCache || requestDirectives["no-cache"] != nil {
         require(!decision.usableWithoutRevalidation, "no-cache entry used without revalidation")
     }
     if let maxAge = directives["max-age"].flatMap({ Int($0) }) {

@@ -12,9 +12,10 @@ enum FuzzNetlink {
 
 /// The port ID the fuzzed session is bound to.
 let portID: UInt32 = 0x1234
-/// `RTM_NEWLINK`, `RTM_DELLINK`, `RTM_NEWADDR`, `RTM_DELADDR`, `RTM_NEWROUTE`, `RTM_DELROUTE`.
-let routingTypes: Set<UInt16> = [16, 17, 20, 21, 24, 25]
-/// Where the attributes start after `ifinfomsg`, `ifaddrmsg` and `rtmsg`.
+/// `RTM_NEWLINK`, `RTM_DELLINK`, `RTM_NEWADDR`, `RTM_DELADDR`, `RTM_NEWROUTE`, `RTM_DELROUTE`, `RTM_NEWRULE`,
+/// `RTM_DELRULE`.
+let routingTypes: Set<UInt16> = [16, 17, 20, 21, 24, 25, 32, 33]
+/// Where the attributes start after `ifinfomsg`, `ifaddrmsg` and `rtmsg` (a rule's `fib_rule_hdr` is as long).
 let attributeOffsets = [16, 8, 12]
 
 func fuzzNetlink(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
