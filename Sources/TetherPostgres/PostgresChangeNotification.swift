@@ -79,6 +79,18 @@ enum PostgresChangeNotification {
         schema: String,
         table: String
     ) throws -> Hint<ID>? {
+        try keyedHint(from: payload, schema: schema, table: table)?.hint
+    }
+
+    /// The hint a notification gives about table `table` of schema `schema`, with the row's key as the `id` column
+    /// holds it (the JSON of the record's id).
+    /// - Returns: `nil` for a notification about another table.
+    /// - Throws: `StoreError.Code.corruptData` for a payload that is not a trigger's.
+    static func keyedHint<ID: Codable & Sendable>(
+        from payload: String,
+        schema: String,
+        table: String
+    ) throws -> (key: String, hint: Hint<ID>)? {
         let decoder = JSONDecoder()
         let body: Payload
         let id: ID
@@ -95,8 +107,8 @@ enum PostgresChangeNotification {
             )
         }
         switch body.o {
-        case "i", "u": return .written(id, version: body.v, isInsert: body.o == "i")
-        case "d": return .deleted(id, version: body.v)
+        case "i", "u": return (body.id, .written(id, version: body.v, isInsert: body.o == "i"))
+        case "d": return (body.id, .deleted(id, version: body.v))
         default:
             throw StoreError(code: .corruptData, message: "a change notification has the operation \"\(body.o)\"")
         }
@@ -125,12 +137,23 @@ enum PostgresChangeNotification {
     ) async throws -> RecordChange<Record>? where Record.ID: Codable & Sendable {
         guard let parsed: Hint<Record.ID> = try hint(from: payload, schema: schema, table: table) else { return nil }
         switch parsed {
-        case .written(let id, let version, let isInsert):
-            guard let (record, current) = try await fetch(id), current >= version else { return nil }
+        case .written(let id, _, _), .deleted(let id, _):
+            return change(for: parsed, current: try await fetch(id))
+        }
+    }
+
+    /// The change `hint` reports when the table holds `current` for its row (`nil`: no such row): the rules of
+    /// ``change(from:schema:table:fetch:)``.
+    static func change<Record: Codable & Identifiable & Sendable>(
+        for hint: Hint<Record.ID>,
+        current: (record: Record, version: Int64)?
+    ) -> RecordChange<Record>? {
+        switch hint {
+        case .written(_, let version, let isInsert):
+            guard let (record, currentVersion) = current, currentVersion >= version else { return nil }
             return isInsert ? .inserted(record) : .updated(record)
         case .deleted(let id, _):
-            guard try await fetch(id) == nil else { return nil }
-            return .deleted(id)
+            return current == nil ? .deleted(id) : nil
         }
     }
 }

@@ -13,8 +13,10 @@ extension PostgresStore {
     /// when the task iterating it is cancelled or the iteration stops.
     ///
     /// A notification names the row, never carries it: any role that can connect may send one. The feed reads the
-    /// row when the notification arrives and reports what the table holds then, so a record is reported with the
-    /// content of its latest write (an insert followed at once by an update may be reported as an insert and an
+    /// row after the notification arrives and reports what the table holds then (the rows named by the notifications
+    /// that arrived while it read the previous ones are read together, in one query, so that the feed does not fall
+    /// behind a database that commits faster than one read per change), so a record is reported with the content of
+    /// its latest write (an insert followed at once by an update may be reported as an insert and an
     /// update of the updated record), an insert or update of a record deleted since is skipped (its deletion
     /// follows), and a deletion of a row that exists again is skipped (its insert follows). A notification the
     /// table does not confirm is skipped; one that cannot be read is skipped with a warning on `logger`. Neither
@@ -49,22 +51,11 @@ extension PostgresStore {
                 do {
                     try await connection.listen(on: channel) { notifications in
                         start.withLock { $0.take() }?.resume()
-                        for try await notification in notifications {
-                            let change: RecordChange<Record>?
-                            do {
-                                change = try await PostgresChangeNotification.change(
-                                    from: notification.payload,
-                                    schema: schema,
-                                    table: table,
-                                    fetch: { try await self.fetchOneWithVersion(id: $0) }
-                                )
-                            } catch let error as StoreError where error.code == .corruptData {
-                                // Anyone may notify the channel: one bad payload costs that message, not the feed.
-                                logger.warning("skipped a change notification of \(table): \(error.message)")
-                                continue
-                            }
-                            if let change { continuation.yield(change) }
-                        }
+                        try await self.relayInBatches(
+                            notifications,
+                            logger: logger,
+                            to: continuation
+                        )
                     }
                     if Task.isCancelled {
                         continuation.finish()

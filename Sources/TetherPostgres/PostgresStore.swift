@@ -21,7 +21,7 @@ where Record.ID: Codable & Sendable {
     /// The schema the table is in: the first schema of the connections' search path that exists when the store is
     /// opened (`public` by default).
     public let schemaName: String
-    private let table: String
+    let table: String
 
     /// Opens the table `tableName` through `pool`, creating it or migrating its schema first.
     /// - Parameters:

@@ -56,7 +56,9 @@ struct NotesSharedDatabaseAccountsTests {
         let secret = try await alice.add("alice's, through the first server")
         let edited = try await alice.edit(secret.id, text: "alice's, edited")
         let own = try await bob.add("bob's own")
-        #expect(try await aliceChanges.next() == .added(secret))
+        // The feed reports a note as the database holds it when the server reads it: the add may carry the edit.
+        let added = try await aliceChanges.next()
+        #expect(added == .added(secret) || added == .added(edited))
         #expect(try await aliceChanges.next() == .edited(edited))
         // Bob's first change is his own: alice's two never reached him.
         #expect(try await bobChanges.next() == .added(own))
