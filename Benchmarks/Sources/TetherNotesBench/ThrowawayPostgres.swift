@@ -12,11 +12,13 @@ final class ThrowawayPostgres: Sendable {
     /// The directory holding the data, the log and the unix socket.
     let directory: URL
     private let binaries: URL
+    private let fsync: Bool
 
-    private init(port: Int, directory: URL, binaries: URL) {
+    private init(port: Int, directory: URL, binaries: URL, fsync: Bool) {
         self.port = port
         self.directory = directory
         self.binaries = binaries
+        self.fsync = fsync
     }
 
     /// `postgres://tether@127.0.0.1:<port>/postgres?sslmode=disable`.
@@ -48,29 +50,49 @@ final class ThrowawayPostgres: Sendable {
             }
             chown(directory.path, user.pointee.pw_uid, user.pointee.pw_gid)
         }
-        let server = ThrowawayPostgres(port: try LoopbackPort.free(), directory: directory, binaries: binaries)
+        let server = ThrowawayPostgres(
+            port: try LoopbackPort.free(),
+            directory: directory,
+            binaries: binaries,
+            fsync: fsync
+        )
         do {
             let data = directory.appendingPathComponent("data").path
             try server.run(
                 "initdb",
                 ["-D", data, "-U", "tether", "-A", "trust", "-E", "UTF8", "--no-locale", "--no-sync"]
             )
-            let settings = [
-                "-p \(server.port)", "-k \(directory.path)", "-c listen_addresses=127.0.0.1",
-                "-c max_connections=300", "-c shared_buffers=128MB", "-c fsync=\(fsync ? "on" : "off")",
-            ]
-            try server.run(
-                "pg_ctl",
-                [
-                    "-D", data, "-l", directory.appendingPathComponent("server.log").path, "-w", "-t", "60",
-                    "-o", settings.joined(separator: " "), "start",
-                ]
-            )
+            try server.startPostmaster()
         } catch {
             try? FileManager.default.removeItem(at: directory)
             throw error
         }
         return server
+    }
+
+    /// Starts the postmaster on the data directory and waits until it accepts connections.
+    private func startPostmaster() throws {
+        let settings = [
+            "-p \(port)", "-k \(directory.path)", "-c listen_addresses=127.0.0.1",
+            "-c max_connections=300", "-c shared_buffers=128MB", "-c fsync=\(fsync ? "on" : "off")",
+        ]
+        try run(
+            "pg_ctl",
+            [
+                "-D", directory.appendingPathComponent("data").path,
+                "-l", directory.appendingPathComponent("server.log").path, "-w", "-t", "60",
+                "-o", settings.joined(separator: " "), "start",
+            ]
+        )
+    }
+
+    /// Restarts the server on the same port and data: a fast shutdown (sessions ended, a clean checkpoint) or an
+    /// immediate one (every process killed at once; the start then recovers from the write-ahead log, as after a
+    /// crash). Returns once it accepts connections again.
+    func restart(immediate: Bool) throws {
+        let data = directory.appendingPathComponent("data").path
+        try run("pg_ctl", ["-D", data, "-m", immediate ? "immediate" : "fast", "-w", "-t", "60", "stop"])
+        try startPostmaster()
     }
 
     /// Stops the server (fast shutdown, waiting for it) and removes its directory.

@@ -4,6 +4,22 @@ import Foundation
 // and 100 clients) beside the same calls straight on the stores, `list` apart, and the push latency from a change
 // to a watcher. Loopback only; starts its own PostgreSQL. See NotesBenchOptions.usage and BENCHMARKS.md.
 signal(SIGPIPE, SIG_IGN)
+if CommandLine.arguments.dropFirst().first == "soak" {
+    guard let options = NotesSoakOptions(arguments: Array(CommandLine.arguments.dropFirst(2))) else {
+        print(NotesSoakOptions.usage)
+        exit(CommandLine.arguments.contains("--help") ? 0 : 2)
+    }
+    print("tether-notes-bench soak: load average \(loadAverage()); \(ISO8601DateFormatter().string(from: Date()))")
+    let passed: Bool
+    do {
+        passed = try await NotesSoak.run(options)
+    } catch {
+        print("failed: \(error)")
+        exit(1)
+    }
+    print("load average at the end: \(loadAverage())")
+    exit(passed ? 0 : 1)
+}
 guard let options = NotesBenchOptions(arguments: Array(CommandLine.arguments.dropFirst())) else {
     print(NotesBenchOptions.usage)
     exit(CommandLine.arguments.contains("--help") ? 0 : 2)
