@@ -138,6 +138,25 @@ struct HTTPResponseCachePartTests {
         }
     }
 
+    @Test func aPartOnDiskIsFoundAgainAndCompletedByALaterCache() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-parts-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let clock = ManualHTTPCacheClock()
+        let makeConfiguration = {
+            let cache = HTTPResponseCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: directory, clock: clock)
+            return URLConnection.Configuration(responseCache: cache)
+        }
+        try await self.withOrigin(Representation(body: "0123456789", etag: "\"v1\"")) { origin, _, _ in
+            _ = try await self.load(origin.url("/d"), range: "bytes=0-4", configuration: makeConfiguration())
+            let whole = try await self.load(origin.url("/d"), configuration: makeConfiguration())
+            #expect(whole.body == "0123456789")
+            #expect(origin.requests(to: "/d").last?.headers.first(name: "Range") == "bytes=5-")
+            let again = try await self.load(origin.url("/d"), range: "bytes=7-", configuration: makeConfiguration())
+            #expect(again.body == "789")
+            #expect(origin.requests(to: "/d").count == 2)
+        }
+    }
+
     @Test func aPartWithoutAStrongValidatorIsNotStored() async throws {
         try await self.withOrigin(Representation(body: "0123456789", etag: "W/\"v1\"")) { origin, _, configuration in
             _ = try await self.load(origin.url("/w"), range: "bytes=0-4", configuration: configuration)
