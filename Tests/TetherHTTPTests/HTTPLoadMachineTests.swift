@@ -51,6 +51,7 @@ struct HTTPLoadMachineTests {
                 + " after \(question.previousFailureCount) failures"
         case .askCredentialStorage: "ask whether to use the credential storage"
         case .serveRevalidated(let entry): "serve revalidated, ETag \(entry.header("ETag") ?? "-")"
+        case .complete(let part): "complete the part \(part.header("Content-Range") ?? "-")"
         case .deliver(let request, let stored):
             "deliver the response to \(request.url!.absoluteString)" + (stored != nil ? " (revalidated)" : "")
         case .fail(let code): "fail \(code.rawValue)"

@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 extension CacheRules {
     /// The single byte range a `Range` field asks for of a representation of `length` bytes (RFC 9110 §14.1.2):
     /// `bytes=first-last`, `bytes=first-` or `bytes=-suffix`, the last position cut to the end; nil for any other
@@ -23,20 +27,46 @@ extension CacheRules {
         return first...min(last, length - 1)
     }
 
-    /// A complete stored response (`200`) as a `206 Partial Content` of the one byte range `range` asks for, with its
-    /// `Content-Range` and `Content-Length` (RFC 9110 §15.3.7); nil when the entry is not complete or the range is
-    /// not one satisfiable byte range (the complete response is then served, as a server that ignores `Range`).
+    /// A stored response as a `206 Partial Content` of the one byte range `range` asks for, with its `Content-Range`
+    /// and `Content-Length` (RFC 9110 §15.3.7): of a complete response (`200`), or of a stored part
+    /// (``StoredPart``) that holds all of that range. Nil when the range is not one satisfiable byte range (a complete
+    /// response is then served whole, as a server that ignores `Range`), or when the entry is neither or lacks some of
+    /// the range.
     static func partialResponse(_ entry: CacheEntry, range: String) -> CacheEntry? {
-        guard entry.statusCode == 200, let bytes = self.byteRange(range, length: entry.body.count) else { return nil }
+        let held: StoredPart
+        if entry.statusCode == 200 {
+            guard !entry.body.isEmpty else { return nil }
+            held = StoredPart(range: 0...(entry.body.count - 1), length: entry.body.count)
+        } else if let part = StoredPart(entry) {
+            held = part
+        } else {
+            return nil
+        }
+        guard let bytes = self.byteRange(range, length: held.length), held.range.contains(bytes.lowerBound),
+            held.range.contains(bytes.upperBound)
+        else { return nil }
         var partial = entry
         partial.statusCode = 206
         partial.headers = entry.headers.filter {
             !HeaderLookup.namesMatch($0.key, "Content-Length") && !HeaderLookup.namesMatch($0.key, "Content-Range")
         }
-        partial.headers["Content-Range"] = "bytes \(bytes.lowerBound)-\(bytes.upperBound)/\(entry.body.count)"
+        partial.headers["Content-Range"] = StoredPart(range: bytes, length: held.length).contentRange
         partial.headers["Content-Length"] = String(bytes.count)
-        let start = entry.body.startIndex
+        let start = entry.body.startIndex - held.range.lowerBound
         partial.body = Data(entry.body[(start + bytes.lowerBound)...(start + bytes.upperBound)])
         return partial
+    }
+
+    /// `entry` as it answers `request` (RFC 9110 §14.2, §13.1.5): the one byte range a `GET`'s `Range` asks for
+    /// (``partialResponse(_:range:)``) when the request has no `If-Range` or one that names the entry's strong
+    /// validator; otherwise the entry itself.
+    static func answer(_ entry: CacheEntry, to request: URLRequest) -> CacheEntry {
+        guard let range = request.value(forHTTPHeaderField: "Range"), HTTPLoad.method(of: request) == "GET" else {
+            return entry
+        }
+        if let ifRange = request.value(forHTTPHeaderField: "If-Range"), !self.ifRangeMatches(ifRange, entry) {
+            return entry
+        }
+        return self.partialResponse(entry, range: range) ?? entry
     }
 }

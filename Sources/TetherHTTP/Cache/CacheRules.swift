@@ -6,8 +6,9 @@ import FoundationNetworking
 
 /// RFC 9111 rules for a private cache: what may be stored, freshness, age and when to revalidate.
 enum CacheRules {
-    /// The statuses stored on a validator alone (RFC 9111 §4.2.2's heuristically cacheable ones, without 206 and
-    /// 308, which the cache does not keep); any other final status needs explicit freshness.
+    /// The statuses stored on a validator alone (RFC 9111 §4.2.2's heuristically cacheable ones, without 206, whose
+    /// parts follow ``isStorablePart(_:)``, and 308, which the cache does not keep); any other final status needs
+    /// explicit freshness.
     static let storableStatuses: Set<Int> = [200, 203, 204, 300, 301, 404, 405, 410, 414, 501]
     /// The headers that can make a response storable (with a `max-age` directive, a date, or a validator).
     static let freshnessHeaderNames = ["Cache-Control", "Expires", "ETag", "Last-Modified"]
@@ -60,10 +61,11 @@ enum CacheRules {
         let hasExpires = HeaderLookup.value("Expires", in: headers) != nil
         let hasValidator =
             HeaderLookup.value("ETag", in: headers) != nil || HeaderLookup.value("Last-Modified", in: headers) != nil
-        // Any other final status with explicit freshness, or marked `public` with a validator (RFC 9111 §3: then it
-        // may be fresh on a heuristic, §4.2.2); not 206 (no ranges) or 304.
+        // A part with a strong validator (which it has by then); any other final status with explicit freshness, or
+        // marked `public` with a validator (RFC 9111 §3: then it may be fresh on a heuristic, §4.2.2); not 304.
+        if statusCode == 206 { return self.isStorablePart(headers) }
         guard self.storableStatuses.contains(statusCode) else {
-            return (200..<600).contains(statusCode) && statusCode != 206 && statusCode != 304
+            return (200..<600).contains(statusCode) && statusCode != 304
                 && (hasMaxAge || hasExpires || (responseDirectives["public"] != nil && hasValidator))
         }
         return hasMaxAge || hasExpires || hasValidator

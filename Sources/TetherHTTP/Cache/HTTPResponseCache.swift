@@ -16,6 +16,12 @@ public import FoundationNetworking
 /// A response without `max-age` or `Expires` is fresh on a heuristic (10 % of its `Last-Modified` age, at most a
 /// week) unless ``URLConnection/Configuration/usesHeuristicFreshness`` is off. Times come from ``clock``.
 ///
+/// A partial response (`206`) with one byte `Content-Range` of a known length and a strong validator is stored too,
+/// when the whole representation would fit: it answers the byte ranges it holds, a request for the whole asks for
+/// the rest with `If-Range` and is answered with the two combined, and two parts of one representation that meet are
+/// combined when the second arrives (RFC 9111 §3.3, §3.4). ``cachedResponse(for:)`` returns such a part as the `206`
+/// it is.
+///
 /// A cache is shared (the default, and ``shared``): it may serve every configuration of the process, so it stores
 /// no `private` response, no response that sets a cookie, and no response to a request that carried `Authorization`
 /// (its own or a challenge's) or a `Cookie` header of its own unless the response says `public`, `s-maxage` or
@@ -221,14 +227,26 @@ public final class HTTPResponseCache: Sendable {
 
     /// Stores `entry` as a variant of its URL, in memory and, when its storage policy allows, on disk. It replaces
     /// the variants it may stand for (``CacheRules/isOtherVariant(_:than:)``); the oldest go beyond
-    /// ``maximumVariants``.
+    /// ``maximumVariants``. A partial response (`206`) is kept only when its body is the range it names and the
+    /// whole representation would fit in ``maximumEntrySize``; it is combined with the stored response it would
+    /// replace when both have the same strong validator (``CacheRules/combine(_:with:)``).
     func store(_ entry: CacheEntry) {
-        var entry = entry
+        var entry = CacheRules.completed(entry)
+        if entry.statusCode == 206 {
+            guard let length = StoredPart(entry)?.length, length <= self.maximumEntrySize else { return }
+        }
         entry.headers = CacheRules.storedHeaders(entry.headers)
         entry.isInSharedCache = !self.isPrivate
         let key = CacheRules.key(for: entry.url)
         let previous =
             self.state.withLock { $0.entries[key] } ?? self.readFromDisk(key: key) ?? []
+        if entry.statusCode == 206,
+            let replaced = previous.last(where: { !CacheRules.isOtherVariant(entry, than: $0) }),
+            let combined = CacheRules.combine(replaced, with: entry)
+        {
+            entry = combined
+            entry.isInSharedCache = !self.isPrivate
+        }
         var variants = previous.filter { CacheRules.isOtherVariant(entry, than: $0) } + [entry]
         variants.removeFirst(max(0, variants.count - Self.maximumVariants))
         let cost = variants.reduce(0) { $0 + $1.cost }

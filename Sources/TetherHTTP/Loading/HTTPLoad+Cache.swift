@@ -1,4 +1,6 @@
+import AsyncHTTPClient
 import Foundation
+import NIOCore
 import NIOHTTP1
 
 #if canImport(FoundationNetworking)
@@ -36,5 +38,52 @@ extension HTTPLoad {
         for target in CacheRules.invalidatedURLs(after: hop.url, headers: headers) {
             cache.remove(key: CacheRules.key(for: target))
         }
+    }
+
+    /// Reads the `206` that completes the stored part `part` (RFC 9111 §3.4) and combines the two
+    /// (``CacheRules/combine(_:with:)``): the whole response, or nil when they do not make it (another
+    /// representation, another range, more bytes than the representation has). The body is read to its end either way.
+    func completion(
+        of part: CacheEntry,
+        with response: HTTPClientResponse,
+        headers: [String: String],
+        sent: URLRequest,
+        requestDate: Date,
+        context: LoadContext
+    ) async throws -> CacheEntry? {
+        let limit = StoredPart(part)?.length ?? 0
+        var body: Data? = Data()
+        do {
+            for try await chunk in response.body {
+                context.watchdog?.touch()
+                context.metrics?.receivedBody(chunk.readableBytes)
+                if let count = body?.count, count + chunk.readableBytes <= limit {
+                    body?.append(contentsOf: chunk.readableBytesView)
+                } else {
+                    body = nil
+                }
+            }
+            context.metrics?.responseEnded()
+        } catch {
+            throw self.failure(error, url: part.url)
+        }
+        if let code = self.cancelCode { throw URLError.tether(code, url: part.url) }
+        guard let body else { return nil }
+        let rest = CacheEntry(
+            url: part.url,
+            statusCode: 206,
+            headers: headers,
+            body: body,
+            requestDate: requestDate,
+            responseDate: self.clock.now,
+            varyValues: CacheRules.varyValues(for: sent, headers: headers),
+            storagePolicy: part.storagePolicy,
+            httpVersion: VersionedHTTPURLResponse.versionString(
+                major: response.version.major,
+                minor: response.version.minor
+            )
+        )
+        guard let whole = CacheRules.combine(part, with: rest), whole.statusCode == 200 else { return nil }
+        return whole
     }
 }

@@ -9,18 +9,12 @@ import FoundationNetworking
 #endif
 
 extension HTTPLoad {
-    /// Delivers a stored entry like a network load: the part a `Range` asks for of a complete response
-    /// (``CacheRules/partialResponse(_:range:)``), and no body to a `HEAD`.
+    /// Delivers a stored entry like a network load: the byte range a `Range` asks for
+    /// (``CacheRules/answer(_:to:)``), and no body to a `HEAD`.
     func deliver(_ entry: CacheEntry, context: LoadContext) async throws {
         context.didDeliverResponse = true
         let request = self.currentRequest
-        var entry = entry
-        if let range = request.value(forHTTPHeaderField: "Range"),
-            request.value(forHTTPHeaderField: "If-Range") == nil,
-            let partial = CacheRules.partialResponse(entry, range: range)
-        {
-            entry = partial
-        }
+        var entry = CacheRules.answer(entry, to: request)
         if Self.method(of: request) == "HEAD" { entry.body = Data() }
         let response = entry.makeServedResponse(now: self.clock.now)
         try await context.pausedThrowing { try await self.observer.loadDidReceive(response) }

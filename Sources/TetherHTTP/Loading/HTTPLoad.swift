@@ -341,6 +341,18 @@ final class HTTPLoad: Sendable {
                 cache?.store(refreshed)
                 try await self.deliver(entry, context: context)
                 return
+            case .complete(let part):
+                guard let (rest, headers) = response else { throw URLError.tether(.unknown, url: part.url) }
+                response = nil
+                let whole = try await self.completion(
+                    of: part,
+                    with: rest,
+                    headers: headers,
+                    sent: sentRequest,
+                    requestDate: requestDate,
+                    context: context
+                )
+                action = machine.combined(whole)
             case .deliver(let request, let revalidated):
                 guard let (final, headers) = response else { throw URLError.tether(.unknown, url: request.url) }
                 try await self.deliverFinal(

@@ -26,6 +26,8 @@ struct HTTPLoadMachine {
         case askCredentialStorage(Challenge)
         /// A 304 refreshed this entry: store it and deliver it (after reading off the 304's body); the load ends.
         case serveRevalidated(CacheEntry)
+        /// The `206` just received is the rest of this stored part: read it, combine, then ``combined(_:)``.
+        case complete(CacheEntry)
         /// The response just received is the final one: deliver it (it answers `request`, which revalidated
         /// `revalidating`, if anything); the load ends.
         case deliver(URLRequest, revalidating: CacheEntry?)
@@ -82,6 +84,8 @@ struct HTTPLoadMachine {
     private var headTarget: CacheEntry?
     /// The request the load started with.
     private var startRequest: URLRequest?
+    /// The stored part that the request completes.
+    private var completion: PartCompletion?
 
     /// Whether stored responses without a stated lifetime may be fresh on a heuristic.
     private let usesHeuristicFreshness: Bool
@@ -104,10 +108,13 @@ struct HTTPLoadMachine {
         guard case .idle = state else { preconditionFailure("a load starts once") }
         startRequest = request
         let method = HTTPLoad.method(of: request)
-        var stored = stored
-        if method == "HEAD" { headTarget = stored }
         let requestDirectives = CacheRules.directives(request.value(forHTTPHeaderField: "Cache-Control"))
         let asksForNoStore = requestDirectives["no-store"] != nil
+        // A stored part answers only a range it holds; a request for the whole may complete it.
+        let decided = PartCompletion.decide(stored, for: request, mayComplete: !asksForNoStore)
+        var stored = decided.stored
+        completion = decided.completion
+        if method == "HEAD" { headTarget = stored }
         // What a network failure may fall back to: the stored entry, also one without validators.
         var fallback = stored
         switch request.cachePolicy {
@@ -153,7 +160,7 @@ struct HTTPLoadMachine {
         let revalidates = revalidating.contains(request.cachePolicy)
         // The application's own condition is left alone: its 304 is the application's.
         if stored == nil, revalidates, !asksForNoStore, request.value(forHTTPHeaderField: "If-None-Match") == nil {
-            otherVariants = variants.filter(CacheRules.mayValidateOtherVariants)
+            otherVariants = completion == nil ? variants.filter(CacheRules.mayValidateOtherVariants) : []
         }
         return send(request, revalidating: stored)
     }
@@ -204,6 +211,12 @@ struct HTTPLoadMachine {
             state = .challenged(hop, question, spaceKey: spaceKey, stored: stored)
             return .askForCredential(question)
         }
+        // The rest of a stored part is combined by the load; a 416 says the representation is shorter now.
+        if let part = completion?.part, completion?.applies(to: url) == true, status == 206 || status == 416 {
+            if status == 206 { return .complete(part) }
+            completion = nil
+            return send(hop.request, revalidating: nil)
+        }
         if status == 304, var entry = stored ?? Self.selected(by: headers, among: otherVariants) {
             entry.refresh(with: headers, requestDate: requestDate, responseDate: now)
             return finish(.serveRevalidated(entry))
@@ -237,6 +250,15 @@ struct HTTPLoadMachine {
         return variants.last { $0.header("ETag") == etag }
     }
 
+    /// The `206` that completes the stored part was read: `whole` is the complete response the two make, or nil when
+    /// they make none (another representation or range): then the whole is asked for again, without a range.
+    mutating func combined(_ whole: CacheEntry?) -> Action {
+        guard case .sending(let hop, _) = state, completion != nil else { preconditionFailure("no part completes") }
+        completion = nil
+        if let whole { return finish(.serveRevalidated(whole)) }
+        return send(hop.request, revalidating: nil)
+    }
+
     /// The delegate's answer about the redirect: the request to send, or nil to deliver the redirect response.
     mutating func redirect(decided request: URLRequest?) -> Action {
         guard case .redirecting(let hop, let stored) = state else { preconditionFailure("no redirect is pending") }
@@ -250,6 +272,7 @@ struct HTTPLoadMachine {
         if CacheRules.key(for: url) != CacheRules.key(for: hop.url) {
             otherVariants = []
             headTarget = nil
+            completion = nil
         }
         return send(request, revalidating: sameResource ? stored : nil)
     }
@@ -337,6 +360,7 @@ struct HTTPLoadMachine {
             let tags = otherVariants.compactMap { $0.header("ETag") }
             conditional.append(("If-None-Match", Array(Set(tags)).sorted().joined(separator: ", ")))
         }
+        if let completion, completion.applies(to: url) { conditional += completion.headers }
         let authorization = auth.authorization(for: url, method: method).map { ("Authorization", $0) }
         let hop = Hop(
             request: request,
@@ -355,6 +379,7 @@ struct HTTPLoadMachine {
         staleFallback = nil
         otherVariants = []
         headTarget = nil
+        completion = nil
         return action
     }
 

@@ -25,14 +25,21 @@ struct CacheTestCause: Sendable {
             ]
         ),
         CacheTestCause(
-            title: "Partial responses are not stored",
+            title: "Partial responses without a strong validator are not stored",
             explanation: """
-                A complete stored response answers a single byte range (`bytes=a-b`, `a-`, `-n`) with a `206`, \
-                but a `206` is neither stored nor completed with a second range. The suite's stored partial \
-                responses could not be kept as sent anyway: each says `Content-Range: bytes 4-9/10` (six bytes) \
-                over a five-byte body, and a cache that trusts either figure serves wrong bytes for some of the \
-                ranges asked next; completing a partial response needs a strong validator to prove both parts are \
-                one representation (RFC 9111 §3.4), and the suite's has none.
+                A `206` is stored when its `Content-Range` names one range of a known length, its body is exactly \
+                that range, and it has a strong validator (an `ETag` that is not weak, or a `Last-Modified` at least \
+                a second before its `Date`). A stored part answers the ranges it holds; a request for the whole \
+                asks for the rest with `If-Range` and combines the two; two parts of one representation that meet \
+                or overlap are combined (RFC 9111 §3.3, §3.4); and a complete stored response answers any single \
+                range. The suite's partial responses have no validator, so no part of them could ever be \
+                completed or combined (RFC 9111 §3.4 needs a strong validator to prove that two parts are one \
+                representation): `partial-store-partial-complete`, which wants the rest asked for, would get a rest \
+                that cannot be used and a second request for the whole; Tether asks for the whole at once. The four \
+                `reuse-partial` tests only reuse the part, but their part is malformed: `Content-Range: bytes \
+                4-9/10` names six bytes over a five-byte body, and the tests read its bytes as `4-8` (`bytes=6-8` \
+                is `234`) and as `5-9` (`bytes=-5` is `01234`) at once, so a cache that stores it serves wrong \
+                bytes to some of them.
                 """,
             ids: [
                 "partial-store-partial-reuse-partial", "partial-store-partial-reuse-partial-byterange",
