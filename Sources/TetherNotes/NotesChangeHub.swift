@@ -36,10 +36,12 @@ final class NotesChangeHub: Sendable {
         for subscriber in all { subscriber.outbox.finish() }
     }
 
-    /// Sends `change` to every subscriber (encoded once).
+    /// Sends `change` to every subscriber (encoded once, and not at all when there is none).
     func publish(_ change: NoteChange) {
-        guard let payload = try? NotesWireFormat.encode(.changed(change), requestID: 0) else { return }
-        for subscriber in subscribers.withLock({ Array($0.values) }) {
+        guard let subscribers = subscribers.withLock({ $0.isEmpty ? nil : Array($0.values) }),
+            let payload = try? NotesWireFormat.encode(.changed(change), requestID: 0)
+        else { return }
+        for subscriber in subscribers {
             subscriber.outbox.send(
                 STXFrame(destination: subscriber.destination, source: subscriber.source, payload: payload)
             )

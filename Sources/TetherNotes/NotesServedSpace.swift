@@ -8,6 +8,9 @@ final class NotesServedSpace: Sendable {
     let dao: NoteDAO
     let hub = NotesChangeHub()
     let relay: NotesChangeRelay?
+    /// On a store of its own (no relay): each change is committed and published behind it, in commit order while
+    /// a connection is subscribed.
+    let writeGate = NotesWriteGate()
 
     init(dao: NoteDAO, changes: NotesChangeSource, logger: Logger) {
         self.dao = dao
@@ -16,6 +19,20 @@ final class NotesServedSpace: Sendable {
         } else {
             relay = nil
         }
+    }
+
+    /// Adds connection `id` to the subscribers of a space without a relay: between two writers, once those that
+    /// ran side by side (while nobody watched) have left, so that it is pushed every later change in commit order.
+    func subscribeLocally(_ id: UInt64, destination: UInt16, source: UInt16, outbox: NotesOutbox) async {
+        await writeGate.watch {
+            hub.subscribe(id, destination: destination, source: source, outbox: outbox)
+        }
+    }
+
+    /// Removes connection `id` from the subscribers, if it was one.
+    func unsubscribe(_ id: UInt64) {
+        guard hub.unsubscribe(id), relay == nil else { return }
+        writeGate.unwatch()
     }
 }
 

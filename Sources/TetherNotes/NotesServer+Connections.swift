@@ -23,7 +23,8 @@ extension NotesServer {
     public func serve(_ connection: TCPConnection) async {
         let id = nextConnectionID()
         let address = connection.remoteAddress.ipAddress ?? "\(connection.remoteAddress)"
-        let outbox = NotesOutbox()
+        // A reply with nothing queued ahead of it is written by the reader itself: no other task is woken for it.
+        let outbox = NotesOutbox { [self] frame in await write(frame, to: connection) }
         async let writing: Void = write(outbox, to: connection)
         var binding = Binding(address: address)
         var session: NotesServerSession
@@ -54,7 +55,7 @@ extension NotesServer {
             await outbox.reply(Self.frame(.failed(error)))
         }
         binding.credentialsCheck?.cancel()
-        binding.space?.hub.unsubscribe(id)
+        binding.space?.unsubscribe(id)
         binding.joinedRelay?.leave()
         outbox.finish()
         await writing
@@ -87,19 +88,27 @@ extension NotesServer {
         }
     }
 
+    /// Writes the frames queued in `outbox` (those that found others ahead of them, and pushed changes) until it
+    /// ends, then closes the connection.
     private func write(_ outbox: NotesOutbox, to connection: TCPConnection) async {
         while let frame = await outbox.next() {
-            do {
-                try await connection.write(frame, using: codec, timeout: .seconds(30))
-            } catch {
-                logger.debug("notes connection: write failed: \(error)")
-                break
-            }
+            guard await write(frame, to: connection) else { break }
         }
         // The outbox ended (the reader is done, or a subscriber fell too far behind) or a write failed: a reader
         // waiting for room must not wait for a writer that is gone.
         outbox.finish()
         try? await connection.close()
+    }
+
+    /// Writes one frame, in one buffer of its size; false (logged) when the connection failed.
+    private func write(_ frame: STXFrame, to connection: TCPConnection) async -> Bool {
+        do {
+            try await connection.write(try codec.wireBytes(of: frame), timeout: .seconds(30))
+            return true
+        } catch {
+            logger.debug("notes connection: write failed: \(error)")
+            return false
+        }
     }
 
     private func read(

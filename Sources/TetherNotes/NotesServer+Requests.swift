@@ -4,6 +4,7 @@ import TetherCore
 import TetherStore
 
 import struct Foundation.Date
+import struct Foundation.UUID
 
 extension NotesServer {
     func execute(
@@ -19,15 +20,26 @@ extension NotesServer {
                 await outbox.reply(frame)
             case .perform(let requestID, let operation):
                 guard let space = binding.space else { continue }
-                guard space.relay == nil, operation != .list else {
+                let prepared: Result<Change, NotesError>
+                switch operation {
+                case .list:
+                    let next = session.stored(requestID: requestID, await list(space.dao))
+                    await execute(next, session: &session, binding: &binding, id: id, outbox: outbox)
+                    continue
+                case .add(let text): prepared = .success(.insert(Note(content: text)))
+                case .edit(let noteID, let text): prepared = await edit(noteID, text: text, in: space.dao)
+                case .remove(let noteID): prepared = .success(.delete(noteID))
+                }
+                guard case .success(let change) = prepared, space.relay == nil else {
                     // With a feed, changes come back through it in the database's commit order.
-                    let next = session.stored(requestID: requestID, await perform(operation, on: space.dao))
+                    let next = session.stored(requestID: requestID, await commit(prepared, to: space.dao))
                     await execute(next, session: &session, binding: &binding, id: id, outbox: outbox)
                     continue
                 }
-                // On its own store, a change is committed and published behind the gate: pushed in commit order.
-                await writeGate.run {
-                    let next = session.stored(requestID: requestID, await perform(operation, on: space.dao))
+                // On its own store, a change is committed and published behind the space's gate: while a connection
+                // is subscribed, one at a time, so that the changes are pushed in commit order.
+                await space.writeGate.run {
+                    let next = session.stored(requestID: requestID, await commit(.success(change), to: space.dao))
                     await execute(next, session: &session, binding: &binding, id: id, outbox: outbox)
                 }
             case .authenticate(let requestID, let credentials):
@@ -47,7 +59,7 @@ extension NotesServer {
                         timeout: feedWait
                     )
                 } else {
-                    space.hub.subscribe(id, destination: destination, source: source, outbox: outbox)
+                    await space.subscribeLocally(id, destination: destination, source: source, outbox: outbox)
                 }
                 let next = session.subscription(requestID: requestID, isSubscribed: isSubscribed)
                 await execute(next, session: &session, binding: &binding, id: id, outbox: outbox)
@@ -109,35 +121,67 @@ extension NotesServer {
         return .success(())
     }
 
-    private func perform(
-        _ operation: NotesServerSession.Operation,
-        on dao: NoteDAO
+    /// A change a request makes, ready to commit: an edit's note is read first, outside the gate.
+    enum Change {
+        case insert(Note)
+        case update(Note)
+        case delete(UUID)
+    }
+
+    private func list(_ dao: NoteDAO) async -> Result<NotesServerSession.StoreOutcome, NotesError> {
+        do {
+            return .success(.notes(try await dao.findAll()))
+        } catch {
+            return .failure(storeFailure(error))
+        }
+    }
+
+    /// The note `id` with its text replaced, or `.notFound`.
+    private func edit(_ id: UUID, text: String, in dao: NoteDAO) async -> Result<Change, NotesError> {
+        do {
+            guard var note = try await dao.findById(Note(id: id, content: "")) else { return .failure(notFound(id)) }
+            note.content = text
+            return .success(.update(note))
+        } catch {
+            return .failure(storeFailure(error))
+        }
+    }
+
+    /// Commits `change` (a failure passes through).
+    private func commit(
+        _ change: Result<Change, NotesError>,
+        to dao: NoteDAO
     ) async -> Result<NotesServerSession.StoreOutcome, NotesError> {
         do {
-            switch operation {
-            case .list:
-                return .success(.notes(try await dao.findAll()))
-            case .add(let text):
-                let note = Note(content: text)
+            switch try change.get() {
+            case .insert(let note):
                 try await dao.create(note)
                 return .success(.changed(.added(note)))
-            case .edit(let id, let text):
-                guard var note = try await dao.findById(Note(id: id, content: "")) else {
-                    return .failure(NotesError(code: .notFound, message: "no note \(id.uuidString)"))
-                }
-                note.content = text
+            case .update(let note):
                 try await dao.modify(note)
                 return .success(.changed(.edited(note)))
-            case .remove(let id):
-                guard try await dao.remove(Note(id: id, content: "")) else {
-                    return .failure(NotesError(code: .notFound, message: "no note \(id.uuidString)"))
-                }
+            case .delete(let id):
+                guard try await dao.remove(Note(id: id, content: "")) else { return .failure(notFound(id)) }
                 return .success(.changed(.removed(id)))
             }
+        } catch let error as NotesError {
+            return .failure(error)
+        } catch let error as StoreError where error.code == .notFound {
+            // Removed between the edit's read and its write (by another connection).
+            guard case .success(.update(let note)) = change else { return .failure(storeFailure(error)) }
+            return .failure(notFound(note.id))
         } catch {
-            // The store's error names files and databases: it stays in the server's log.
-            logger.debug("notes store failed: \(error)")
-            return .failure(NotesError(code: .storeFailure, message: "the store failed; nothing changed"))
+            return .failure(storeFailure(error))
         }
+    }
+
+    private func notFound(_ id: UUID) -> NotesError {
+        NotesError(code: .notFound, message: "no note \(id.uuidString)")
+    }
+
+    /// The store's error names files and databases: it stays in the server's log.
+    private func storeFailure(_ error: any Error) -> NotesError {
+        logger.debug("notes store failed: \(error)")
+        return NotesError(code: .storeFailure, message: "the store failed; nothing changed")
     }
 }

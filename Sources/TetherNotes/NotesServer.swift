@@ -19,8 +19,9 @@ public import TetherStore
 ///
 /// Each connection's requests are carried out in order; its replies and the changes pushed to it are written in
 /// one order. Every change made through any connection is pushed to every subscribed connection of the same user,
-/// in the order the store committed them: on its own store (``NotesChangeSource/local``) the server makes one change
-/// at a time, and publishes it before the next.
+/// in the order the store committed them: on its own store (``NotesChangeSource/local``), while a connection of
+/// that user is subscribed, the server makes that user's changes one at a time and publishes each before the next;
+/// while none is, their changes run side by side, as any callers of the store would.
 public final class NotesServer: Sendable {
     enum Mode: Sendable {
         case anonymous(NotesServedSpace)
@@ -34,8 +35,6 @@ public final class NotesServer: Sendable {
     let maxPayloadLength: Int
     /// The longest a subscribe request waits for a change feed that reconnects.
     let feedWait: Duration = .seconds(10)
-    /// On a store of its own, one change at a time, committed and published in order.
-    let writeGate = NotesWriteGate()
     let logger: Logger
     let counts = LockedBox(NotesConnectionCounts())
     let throttle = LockedBox(NotesLoginThrottle())

@@ -53,7 +53,8 @@ public enum NotesWireFormat {
     /// - Throws: ``NotesError`` `.tooLarge` when a text is over ``maxTextLength`` bytes or a page of notes over
     ///   ``maxPayloadLength`` (see ``pages(of:maxPayloadLength:)``); nothing is written then.
     public static func encode(_ message: NotesMessage, requestID: UInt32) throws(NotesError) -> ByteBuffer {
-        var buffer = ByteBuffer()
+        // Sized once: a buffer grown write by write would be reallocated four or five times per message.
+        var buffer = ByteBufferAllocator().buffer(capacity: min(encodedSize(of: message), maxPayloadLength + 1))
         func header(_ kind: Kind) {
             buffer.writeInteger(kind.rawValue)
             buffer.writeInteger(requestID, endianness: .little)
@@ -111,6 +112,23 @@ public enum NotesWireFormat {
             throw tooLarge("a payload of \(buffer.readableBytes) bytes")
         }
         return buffer
+    }
+
+    /// The bytes `message` takes, or about that for a message carrying an error or credentials.
+    static func encodedSize(of message: NotesMessage) -> Int {
+        let header = 5
+        let noteFields = 16 + 8 + 2
+        switch message {
+        case .list, .subscribe, .authenticated, .subscribed: return header
+        case .add(let text): return header + text.utf8.count
+        case .edit(_, let text): return header + 16 + text.utf8.count
+        case .remove, .removed, .changed(.removed): return header + 16
+        case .authenticate: return 128
+        case .notes(let notes, _): return notes.reduce(header + 3) { $0 + noteFields + $1.content.utf8.count }
+        case .added(let note), .edited(let note), .changed(.added(let note)), .changed(.edited(let note)):
+            return header + noteFields + note.content.utf8.count
+        case .failed(let error): return header + 2 + min(error.message.utf8.count, 1_024)
+        }
     }
 
     /// The request id and message of a frame's payload.
@@ -220,6 +238,11 @@ public enum NotesWireFormat {
     }
 }
 
+/// A UUID's 16 bytes, as `UUID(uuid:)` takes them.
+private typealias UUIDBytes = (
+    UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
+)
+
 extension ByteBuffer {
     fileprivate mutating func writeUUID(_ id: UUID) {
         withUnsafeBytes(of: id.uuid) { _ = writeBytes($0) }
@@ -234,13 +257,11 @@ extension ByteBuffer {
     }
 
     fileprivate mutating func readUUIDField() throws(NotesError) -> UUID {
-        guard let bytes = readBytes(length: 16) else { throw NotesWireFormat.malformed("a note id cut short") }
-        return UUID(
-            uuid: (
-                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
-            )
-        )
+        guard readableBytes >= 16 else { throw NotesWireFormat.malformed("a note id cut short") }
+        // Loaded in place: `readBytes(length:)` would make an array per id.
+        let id = withUnsafeReadableBytes { UUID(uuid: $0.loadUnaligned(as: UUIDBytes.self)) }
+        moveReaderIndex(forwardBy: 16)
+        return id
     }
 
     /// The rest of a request as a note's text: refused over ``NotesWireFormat/maxTextLength`` bytes, since no reply

@@ -20,6 +20,8 @@ public final class RemoteNoteStore: Sendable {
     private struct State {
         var table = RemoteRequestTable()
         var waiters: [UInt32: CheckedContinuation<NotesMessage, any Error>] = [:]
+        /// Replies that arrived before their caller started waiting (it was still returning from its write).
+        var early: [UInt32: Result<NotesMessage, NotesError>] = [:]
         var changes: [AsyncThrowingStream<NoteChange, any Error>.Continuation] = []
         var ended: NotesError?
         var isClosing = false
@@ -132,33 +134,35 @@ public final class RemoteNoteStore: Sendable {
         await reader.withLock { $0 }?.value
     }
 
+    /// Sends `message` from the calling task (its bytes join the connection's write window; no task is made for
+    /// them) and waits for its reply.
     private func request(_ message: NotesMessage) async throws -> NotesMessage {
-        let payload = try NotesWireFormat.encode(message, requestID: 0)
+        var payload = try NotesWireFormat.encode(message, requestID: 0)
+        let id = try state.withLock { s -> UInt32 in
+            if let ended = s.ended { throw ended }
+            return s.table.begin()
+        }
+        payload.setInteger(id, at: payload.readerIndex + 1, endianness: .little)
+        let frame = STXFrame(destination: address.destination, source: address.source, payload: payload)
+        do {
+            try await connection.write(try codec.wireBytes(of: frame), timeout: .seconds(30))
+        } catch is CancellationError {
+            // The bytes still go out, in order, and the reply will come: wait for it as if the write had returned.
+        } catch {
+            state.withLock { s in
+                s.table.abandon(id)
+                s.early[id] = nil
+            }
+            throw NotesError(code: .connectionFailed, message: "\(error)")
+        }
         return try await withCheckedThrowingContinuation { continuation in
-            let id: UInt32? = state.withLock { s in
-                if let ended = s.ended {
-                    continuation.resume(throwing: ended)
-                    return nil
-                }
-                let id = s.table.begin()
+            let ready = state.withLock { s -> Result<NotesMessage, NotesError>? in
+                if let early = s.early.removeValue(forKey: id) { return early }
+                if let ended = s.ended { return .failure(ended) }
                 s.waiters[id] = continuation
-                return id
+                return nil
             }
-            guard let id else { return }
-            var frame = payload
-            frame.setInteger(id, at: frame.readerIndex + 1, endianness: .little)
-            let stx = STXFrame(destination: address.destination, source: address.source, payload: frame)
-            Task {
-                do {
-                    try await connection.write(stx, using: codec, timeout: .seconds(30))
-                } catch {
-                    let waiter = state.withLock { s in
-                        s.table.abandon(id)
-                        return s.waiters.removeValue(forKey: id)
-                    }
-                    waiter?.resume(throwing: NotesError(code: .connectionFailed, message: "\(error)"))
-                }
-            }
+            if let ready { continuation.resume(with: ready.mapError { $0 as any Error }) }
         }
     }
 
@@ -172,10 +176,18 @@ public final class RemoteNoteStore: Sendable {
                     failure = error
                     break
                 }
-                let completion = state.withLock { $0.table.received(requestID: requestID, message) }
+                typealias Waiter = CheckedContinuation<NotesMessage, any Error>
+                let (completion, waiter) = state.withLock { s -> (RemoteRequestTable.Completion, Waiter?) in
+                    let completion = s.table.received(requestID: requestID, message)
+                    guard case .reply(let id, let result) = completion else { return (completion, nil) }
+                    guard let waiter = s.waiters.removeValue(forKey: id) else {
+                        s.early[id] = result
+                        return (completion, nil)
+                    }
+                    return (completion, waiter)
+                }
                 switch completion {
-                case .reply(let id, let result):
-                    let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+                case .reply(_, let result):
                     waiter?.resume(with: result.mapError { $0 as any Error })
                 case .change(let change):
                     for continuation in state.withLock({ $0.changes }) {

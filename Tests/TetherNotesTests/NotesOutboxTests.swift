@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import Testing
+import TetherConcurrency
 import TetherCore
 import TetherStore
 
@@ -76,6 +77,75 @@ struct NotesOutboxTests {
         let waiting = Task { await outbox.reply(Self.bigFrame(1)) }
         outbox.finish()
         await waiting.value
+    }
+
+    /// An outbox whose direct writes are recorded in `log` ("write N" when one begins, "written N" when it ends), each
+    /// announced on `began` and held until `release` yields its outcome (when given).
+    static func recordingOutbox(
+        log: LockedBox<[String]>,
+        began: AsyncStream<Void>.Continuation? = nil,
+        release: AsyncStream<Bool>? = nil
+    ) -> NotesOutbox {
+        NotesOutbox { frame in
+            log.withLock { $0.append("write \(number(frame)!)") }
+            began?.yield()
+            guard let release else { return true }
+            var outcomes = release.makeAsyncIterator()
+            let succeeded = await outcomes.next() ?? false
+            log.withLock { $0.append("written \(number(frame)!)") }
+            return succeeded
+        }
+    }
+
+    @Test func aReplyWithNothingAheadIsWrittenByTheTaskThatMadeIt() async {
+        let log = LockedBox<[String]>([])
+        let outbox = Self.recordingOutbox(log: log)
+        await outbox.reply(Self.frame(1))
+        await outbox.reply(Self.frame(2))
+        // Written before `reply` returned, by its caller: nothing was queued for the writer task.
+        #expect(log.withLock { $0 } == ["write 1", "write 2"])
+        #expect(outbox.peakBytes == 0)
+        outbox.finish()
+        #expect(await outbox.next() == nil)
+    }
+
+    @Test func framesArrivingDuringADirectWriteGoOutAfterItThroughTheWriter() async {
+        let log = LockedBox<[String]>([])
+        let (began, beginning) = AsyncStream.makeStream(of: Void.self)
+        let (release, releasing) = AsyncStream.makeStream(of: Bool.self)
+        let outbox = Self.recordingOutbox(log: log, began: beginning, release: release)
+        let replying = Task { await outbox.reply(Self.frame(1)) }
+        for await _ in began { break }
+        // Frame 1 is being written at once; a push and a second reply arrive meanwhile: both wait behind it.
+        outbox.send(Self.frame(2))
+        await outbox.reply(Self.frame(3))
+        #expect(outbox.waitingBytes == 2 * NotesOutbox.size(of: Self.frame(0)))
+        let writer = Task {
+            var taken: [Int] = []
+            while let frame = await outbox.next() {
+                log.withLock { $0.append("writer \(Self.number(frame)!)") }
+                taken.append(Self.number(frame)!)
+            }
+            return taken
+        }
+        releasing.yield(true)
+        await replying.value
+        outbox.finish()
+        #expect(await writer.value == [2, 3])
+        #expect(log.withLock { $0 } == ["write 1", "written 1", "writer 2", "writer 3"])
+    }
+
+    @Test func aFailedDirectWriteEndsTheOutbox() async {
+        let log = LockedBox<[String]>([])
+        let (release, releasing) = AsyncStream.makeStream(of: Bool.self)
+        let outbox = Self.recordingOutbox(log: log, release: release)
+        releasing.yield(false)
+        await outbox.reply(Self.frame(1))
+        // The connection failed: later frames are dropped and the writer task ends at once.
+        await outbox.reply(Self.frame(2))
+        outbox.send(Self.frame(3))
+        #expect(await outbox.next() == nil)
+        #expect(log.withLock { $0 } == ["write 1", "written 1"])
     }
 
     @Test func theHubAddressesEachSubscribersFramesAndClosesThemAll() async throws {

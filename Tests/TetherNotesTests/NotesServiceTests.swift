@@ -158,3 +158,21 @@ extension NotesServiceTests {
         _ = await serving.result
     }
 }
+
+extension NotesServiceTests {
+    @Test("an edit whose note is removed between its read and its write is answered notFound, not storeFailure")
+    func anEditOfANoteRemovedMeanwhileIsNotFound() async throws {
+        let server = NotesServer(store: VanishingNoteStore())
+        let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
+        let serving = Task { try await server.serve(listener) }
+        let client = try await RemoteNoteStore.connect(host: "127.0.0.1", port: listener.localPort)
+        let id = UUID()
+        let failure = await #expect(throws: NotesError.self) { try await client.edit(id, text: "after") }
+        #expect(failure?.code == .notFound)
+        #expect(failure?.message == "no note \(id.uuidString)")
+        await client.close()
+        try await listener.close()
+        serving.cancel()
+        _ = await serving.result
+    }
+}
