@@ -46,10 +46,10 @@ extension RunLoopSocketBridge {
     func socket(_ sock: GCDAsyncSocket, didNotConnect error: any Error) {
         // The same translation `willDisconnectWithError` gets (a failed connect is never a clean close).
         let translated: any Error = (RunLoopErrorMapping.willDisconnectError(for: error) ?? nil) ?? error
-        post { socket, delegate in delegate.onSocket(socket, didNotConnect: translated) }
+        post { self.current { socket, delegate in delegate.onSocket(socket, didNotConnect: translated) } }
     }
 
     func socket(_ sock: GCDAsyncSocket, didBecomeIdle event: IdleStateEvent) {
-        post { socket, delegate in delegate.onSocket(socket, didBecomeIdle: event) }
+        post { self.current { socket, delegate in delegate.onSocket(socket, didBecomeIdle: event) } }
     }
 }

@@ -85,7 +85,11 @@ extension AsyncUdpSocket {
 
     /// From the core (its event loop): a send's result, delivered on the run loop.
     func sendFinished(tag: Int, error: (any Error)?) {
-        post { sock in sock.deliverSendResult(tag: tag, error: error) }
+        // One closure per datagram (``post(_:)`` would wrap a second one around it).
+        mailbox.post { [weak self] in
+            guard let self, !self.isClosed() else { return }
+            self.deliverSendResult(tag: tag, error: error)
+        }
     }
 
     private func deliverSendResult(tag: Int, error: (any Error)?) {

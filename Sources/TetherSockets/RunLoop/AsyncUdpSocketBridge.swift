@@ -31,6 +31,8 @@ final class AsyncUdpSocketBridge: GCDAsyncUdpSocketDelegate, Sendable {
     private struct State {
         weak var face: AsyncUdpSocket?
         var connectWaiter: ConnectWaiter?
+        /// The last sender's `sockaddr` bytes and the host and port made of them (a peer usually sends again).
+        var lastSender: (address: Data, host: String, port: UInt16)?
     }
 
     private let state = LockedBox(State())
@@ -84,8 +86,19 @@ final class AsyncUdpSocketBridge: GCDAsyncUdpSocketDelegate, Sendable {
         fromAddress address: Data,
         withFilterContext filterContext: Any?
     ) {
-        let host = GCDAsyncUdpSocket.host(fromAddress: address) ?? ""
-        let port = GCDAsyncUdpSocket.port(fromAddress: address)
+        let known: (host: String, port: UInt16)? = state.withLock { s in
+            guard let last = s.lastSender, last.address == address else { return nil }
+            return (last.host, last.port)
+        }
+        let host: String
+        let port: UInt16
+        if let known {
+            (host, port) = (known.host, known.port)
+        } else {
+            host = GCDAsyncUdpSocket.host(fromAddress: address) ?? ""
+            port = GCDAsyncUdpSocket.port(fromAddress: address)
+            state.withLock { $0.lastSender = (address, host, port) }
+        }
         face?.datagramArrived(AsyncUdpReceiveQueue.Datagram(data: data, host: host, port: port))
     }
 

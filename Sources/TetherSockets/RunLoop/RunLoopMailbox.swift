@@ -6,7 +6,8 @@ import TetherConcurrency
 /// were posted, one at a time, and only while that run loop runs in one of those modes.
 ///
 /// Events come from the engine's event loops; ``post(_:)`` appends and, when no drain is scheduled, hands a drain to
-/// the run loop through ``RunLoopWaker`` (which wakes it if it waits). The drain runs the callbacks one by one, those
+/// the run loop through the ``RunLoopWakeChannel`` of its run loop and modes (which wakes it if it waits, with one
+/// `eventfd` write on Linux, and allocates nothing for it). The drain runs the callbacks one by one, those
 /// posted while it runs included, until none is left. A socket without a run loop yet (an accepted socket before
 /// `onSocket(_:wantsRunLoopForNewSocket:)` answered) keeps its callbacks until it has one.
 ///
@@ -17,7 +18,7 @@ import TetherConcurrency
 ///
 /// The mailbox holds no timer and nothing on the run loop holds it: a drain handed over holds it weakly, so a socket
 /// released with callbacks pending (its run loop stopped, say) is freed with them.
-final class RunLoopMailbox: Sendable {
+final class RunLoopMailbox: RunLoopWakeTarget {
     private struct State {
         // Sendable: the run loop is only compared by identity and handed to ``RunLoopWaker`` off its own thread.
         var runLoop: UncheckedSendableBox<RunLoop>?
@@ -31,11 +32,14 @@ final class RunLoopMailbox: Sendable {
         var isRunning = false
         /// Identifies the drain in charge; a move or a change of modes retires it.
         var drainToken: UInt64 = 0
+        /// The way to the run loop in the modes, found on the first drain handed over since they changed.
+        var channel: RunLoopWakeChannel?
 
         /// The drain in charge stops after its current callback; a new one is handed over.
         mutating func retireDrain() {
             drainToken &+= 1
             isScheduled = false
+            channel = nil
         }
     }
 
@@ -98,14 +102,24 @@ final class RunLoopMailbox: Sendable {
     }
 
     private func scheduleIfNeeded() {
-        let wake: (RunLoop, [RunLoop.Mode], UInt64)? = state.withLock { s in
+        let wake: (RunLoop, [RunLoop.Mode], RunLoopWakeChannel?, UInt64)? = state.withLock { s in
             guard !s.isScheduled, !s.isRunning, !s.queue.isEmpty, let runLoop = s.runLoop else { return nil }
             s.isScheduled = true
             s.drainToken &+= 1
-            return (runLoop.value, s.modes, s.drainToken)
+            return (runLoop.value, s.modes, s.channel, s.drainToken)
         }
-        guard let (runLoop, modes, token) = wake else { return }
-        RunLoopWaker.shared.perform(on: runLoop, modes: modes) { [weak self] in self?.drain(token) }
+        guard let (runLoop, modes, known, token) = wake else { return }
+        let channel = known ?? RunLoopWaker.shared.channel(for: runLoop, modes: modes)
+        if known == nil {
+            state.withLock { s in
+                if s.channel == nil, s.runLoop?.value === runLoop, s.modes == modes { s.channel = channel }
+            }
+        }
+        channel.wake(self, token: token)
+    }
+
+    func runLoopWake(token: UInt64) {
+        drain(token)
     }
 
     /// On the run loop: runs the callbacks one at a time while this drain is in charge and some are left.

@@ -27,22 +27,26 @@ final class RunLoopSocketBridge: GCDAsyncSocketDelegate, TimeoutAnsweringLater {
         self.generation = generation
     }
 
-    /// Posts `body` to run on the owner's run loop with its delegate, while this life is current.
-    func post(_ body: @escaping (AsyncSocket, any AsyncSocketDelegate) -> Void) {
+    /// Posts `callback` to run on the owner's run loop. Each callback posts one closure that calls ``current(_:)``
+    /// with a body that is not kept (so not allocated).
+    func post(_ callback: @escaping () -> Void) {
+        owner?.mailbox.post(callback)
+    }
+
+    /// On the run loop: runs `body` with the owner and its delegate when this life is still the owner's current one.
+    func current(_ body: (AsyncSocket, any AsyncSocketDelegate) -> Void) {
         guard let owner else { return }
         let generation = self.generation
-        owner.mailbox.post { [weak owner] in
-            guard let owner, owner.state.withLock({ $0.generation == generation }),
-                let delegate = owner.delegate
-            else { return }
-            body(owner, delegate)
-        }
+        guard let delegate = owner.state.withLock({ $0.generation == generation ? $0.delegate : nil }) else { return }
+        body(owner, delegate)
     }
 
     func socket(_ sock: GCDAsyncSocket, didConnectToHost host: String, port: UInt16) {
-        post { socket, delegate in
-            socket.state.withLock { $0.phase = .connected }
-            delegate.onSocket(socket, didConnectToHost: host, port: port)
+        post {
+            self.current { socket, delegate in
+                socket.state.withLock { $0.phase = .connected }
+                delegate.onSocket(socket, didConnectToHost: host, port: port)
+            }
         }
     }
 
@@ -52,40 +56,54 @@ final class RunLoopSocketBridge: GCDAsyncSocketDelegate, TimeoutAnsweringLater {
         let accepted = AsyncSocket(accepted: newSocket, delegate: delegate, modes: modes, group: owner.eventLoopGroup)
         let host = newSocket.connectedHost ?? ""
         let port = newSocket.connectedPort
-        post { listener, delegate in
-            delegate.onSocket(listener, didAcceptNewSocket: accepted)
-            let runLoop = delegate.onSocket(listener, wantsRunLoopForNewSocket: accepted) ?? RunLoop.current
-            guard delegate.onSocketWillConnect(accepted) else {
-                accepted.disconnect()
-                return
-            }
-            accepted.mailbox.move(to: runLoop) { [weak accepted] in
-                guard let accepted, accepted.state.withLock({ $0.generation == 1 }) else { return }
-                accepted.delegate?.onSocket(accepted, didConnectToHost: host, port: port)
+        post {
+            self.current { listener, delegate in
+                delegate.onSocket(listener, didAcceptNewSocket: accepted)
+                let runLoop = delegate.onSocket(listener, wantsRunLoopForNewSocket: accepted) ?? RunLoop.current
+                guard delegate.onSocketWillConnect(accepted) else {
+                    accepted.disconnect()
+                    return
+                }
+                accepted.mailbox.move(to: runLoop) { [weak accepted] in
+                    guard let accepted, accepted.state.withLock({ $0.generation == 1 }) else { return }
+                    accepted.delegate?.onSocket(accepted, didConnectToHost: host, port: port)
+                }
             }
         }
     }
 
     func socket(_ sock: GCDAsyncSocket, didRead data: Data, withTag tag: Int) {
-        post { socket, delegate in
-            socket.state.withLock { $0.pendingReads = max($0.pendingReads - 1, 0) }
-            delegate.onSocket(socket, didRead: data, withTag: tag)
+        post {
+            self.current { socket, delegate in
+                socket.state.withLock { $0.pendingReads = max($0.pendingReads - 1, 0) }
+                delegate.onSocket(socket, didRead: data, withTag: tag)
+            }
         }
     }
 
     func socket(_ sock: GCDAsyncSocket, didReadPartialDataOfLength partialLength: UInt, tag: Int) {
-        post { socket, delegate in delegate.onSocket(socket, didReadPartialDataOfLength: partialLength, tag: tag) }
+        post {
+            self.current { socket, delegate in
+                delegate.onSocket(socket, didReadPartialDataOfLength: partialLength, tag: tag)
+            }
+        }
     }
 
     func socket(_ sock: GCDAsyncSocket, didWriteDataWithTag tag: Int) {
-        post { socket, delegate in
-            socket.state.withLock { $0.pendingWrites = max($0.pendingWrites - 1, 0) }
-            delegate.onSocket(socket, didWriteDataWithTag: tag)
+        post {
+            self.current { socket, delegate in
+                socket.state.withLock { $0.pendingWrites = max($0.pendingWrites - 1, 0) }
+                delegate.onSocket(socket, didWriteDataWithTag: tag)
+            }
         }
     }
 
     func socket(_ sock: GCDAsyncSocket, didWritePartialDataOfLength partialLength: UInt, tag: Int) {
-        post { socket, delegate in delegate.onSocket(socket, didWritePartialDataOfLength: partialLength, tag: tag) }
+        post {
+            self.current { socket, delegate in
+                delegate.onSocket(socket, didWritePartialDataOfLength: partialLength, tag: tag)
+            }
+        }
     }
 
     func socket(
@@ -126,12 +144,14 @@ final class RunLoopSocketBridge: GCDAsyncSocketDelegate, TimeoutAnsweringLater {
     }
 
     func socketDidSecure(_ sock: GCDAsyncSocket) {
-        post { socket, delegate in
-            socket.state.withLock { s in
-                s.pendingReads = max(s.pendingReads - 1, 0)
-                s.pendingWrites = max(s.pendingWrites - 1, 0)
+        post {
+            self.current { socket, delegate in
+                socket.state.withLock { s in
+                    s.pendingReads = max(s.pendingReads - 1, 0)
+                    s.pendingWrites = max(s.pendingWrites - 1, 0)
+                }
+                delegate.onSocketDidSecure(socket)
             }
-            delegate.onSocketDidSecure(socket)
         }
     }
 
@@ -147,8 +167,10 @@ final class RunLoopSocketBridge: GCDAsyncSocketDelegate, TimeoutAnsweringLater {
                 )
             )
         }
-        post { socket, delegate in
-            socket.closed(by: warning, unreadData: unread, delegate: delegate)
+        post {
+            self.current { socket, delegate in
+                socket.closed(by: warning, unreadData: unread, delegate: delegate)
+            }
         }
     }
 }

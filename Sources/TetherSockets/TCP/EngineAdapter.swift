@@ -53,6 +53,16 @@ final class EngineAdapter: SocketEngineOwner {
         eventLoop.execute { adapter.value.runInbox() }
     }
 
+    /// On the event loop: runs `body` with the engine now, after the operations handed over before it, and returns
+    /// true; elsewhere returns false without running it (then hand it over with ``withEngine(_:)``). The body is not
+    /// kept, so an operation issued on the loop (a callback in event-loop delivery) allocates no closure.
+    func runOnLoopNow(_ body: (SocketEngine) -> Void) -> Bool {
+        guard eventLoop.inEventLoop else { return false }
+        if inbox.withLock({ !$0.operations.isEmpty }) { runInbox() }
+        if let engine = engineBox { body(engine) }
+        return true
+    }
+
     /// Whether operations handed over from other threads have not finished running on the loop (a read served from
     /// the buffer off the loop must not overtake them). True from the hand-over until the operation has returned:
     /// an operation taken out of the inbox but still running counts, or a read issued after it could complete first.
@@ -131,6 +141,10 @@ final class EngineAdapter: SocketEngineOwner {
         socket.logger?.trace("read", metadata: ["tag": "\(tag)", "bytes": "\(bytes.readableBytes)"])
         // The delivered read owns its bytes: taken here, on the loop, before the engine's buffer takes more.
         let data = bytes.deliveredData
+        if let delegate = socket.inlineDelegate(life: life) {
+            delegate.socket(socket, didRead: destination?.store(data) ?? data, withTag: tag)
+            return
+        }
         socket.deliver(life: life) { sock, delegate in
             delegate.socket(sock, didRead: destination?.store(data) ?? data, withTag: tag)
         }
@@ -146,6 +160,10 @@ final class EngineAdapter: SocketEngineOwner {
     func engine(_ engine: SocketEngine, didWriteDataWithTag tag: Int) {
         guard let socket else { return }
         socket.logger?.trace("wrote", metadata: ["tag": "\(tag)"])
+        if let delegate = socket.inlineDelegate(life: life) {
+            delegate.socket(socket, didWriteDataWithTag: tag)
+            return
+        }
         socket.deliver(life: life) { sock, delegate in delegate.socket(sock, didWriteDataWithTag: tag) }
     }
 

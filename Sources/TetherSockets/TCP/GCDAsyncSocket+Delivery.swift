@@ -47,6 +47,16 @@ extension GCDAsyncSocket {
         return delivered
     }
 
+    /// The delegate to call inline, on the loop, for life `life`: in event-loop delivery while the life is current;
+    /// nil otherwise (then ``deliver(life:_:)`` hands the callback over). Calling it directly spares the closure that
+    /// a hand-over needs.
+    func inlineDelegate(life: UInt64) -> (any GCDAsyncSocketDelegate)? {
+        state.withLock { s in
+            guard s.delivery == .eventLoop, s.lifecycle.isCurrent(life: life) else { return nil }
+            return s.delegate
+        }
+    }
+
     /// Ends life `life` with `error`: exactly one `socketDidDisconnect` per life.
     func lifeEnded(_ life: UInt64, error: GCDAsyncSocketError?) {
         let (ended, listeners): (Bool, [any Channel]) = state.withLock { s in

@@ -33,6 +33,10 @@ extension GCDAsyncSocket {
             return
         }
         let time = TimeoutValue.timeout(timeout)
+        let onLoop = adapter.runOnLoopNow { engine in
+            _ = engine.enqueueRead(kind, timeout: time, waiter: .delegate(tag: tag, destination: destination))
+        }
+        guard !onLoop else { return }
         adapter.withEngine { engine in
             _ = engine.enqueueRead(kind, timeout: time, waiter: .delegate(tag: tag, destination: destination))
         }
@@ -159,6 +163,10 @@ extension GCDAsyncSocket {
         guard !data.isEmpty, let adapter = operationAdapter() else { return }
         let time = TimeoutValue.timeout(timeout)
         let bytes = BorrowedData.buffer(data)
+        let onLoop = adapter.runOnLoopNow { engine in
+            _ = engine.enqueueWrite(bytes, timeout: time, waiter: .delegate(tag: tag))
+        }
+        guard !onLoop else { return }
         adapter.withEngine { engine in
             _ = engine.enqueueWrite(bytes, timeout: time, waiter: .delegate(tag: tag))
         }

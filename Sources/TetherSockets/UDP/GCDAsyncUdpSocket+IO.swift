@@ -206,17 +206,7 @@ extension GCDAsyncUdpSocket {
     /// Reports one datagram of `tag` that the kernel took: its `didSendDataWithTag`, unless the life ended (its
     /// close reported every datagram the kernel had taken, from the life's ``UDPSentLedger``).
     func deliverSent(life: UInt64, tag: Int) {
-        let callback: (GCDAsyncUdpSocket, any GCDAsyncUdpSocketDelegate) -> Void = { sock, delegate in
-            delegate.udpSocket(sock, didSendDataWithTag: tag)
-        }
-        let runNow = state.withLock { s -> (UDPLoopCallbacks, any GCDAsyncUdpSocketDelegate)? in
-            guard let sockets = s.sockets, sockets.life == life else { return nil }
-            sockets.runtime?.sentLedger.takeOne(tag)
-            return enqueue(&s, runNowOnLoop: true, callback).runNow
-        }
-        if let (callbacks, delegate) = runNow {
-            callbacks.run { callback(self, delegate) }
-        }
+        deliver(life: life, .sent(tag: tag))
     }
 
     /// Under the lock: queues `callback` for the current life (or, with no sockets, as the configuration says).

@@ -16,6 +16,8 @@ final class UDPFastPath: Sendable {
         var outstanding = 0
         var gates: [NIOBSDSocket.ProtocolFamily: UDPSendGate] = [:]
         var connected: SocketAddress?
+        /// The last literal host sent to, parsed (a sender usually sends to the same peer again).
+        var lastLiteral: (host: String, port: Int, address: SocketAddress)?
     }
 
     enum Result {
@@ -61,10 +63,15 @@ final class UDPFastPath: Sendable {
                 guard state.connected == nil else { return nil }
                 address = given
             case .host(let host, let port):
-                guard state.connected == nil, let literal = HostResolver.literalAddresses(host: host, port: port),
-                    literal.count == 1
-                else { return nil }
-                address = literal[0]
+                guard state.connected == nil else { return nil }
+                if let last = state.lastLiteral, last.port == port, last.host == host {
+                    address = last.address
+                } else {
+                    guard let literal = HostResolver.literalAddresses(host: host, port: port), literal.count == 1
+                    else { return nil }
+                    address = literal[0]
+                    state.lastLiteral = (host, port, address)
+                }
             }
             // Over-long IPv4 datagrams are refused by the loop's path, with the original's error.
             guard let gate = state.gates[address.protocol], address.protocol != .inet || data.count <= 65_507 else {

@@ -34,6 +34,8 @@ final class UDPLife: UDPEngineOwner {
     /// Events fed while the machine's actions run wait here: one event's actions all run before the next event.
     private var events = CircularBuffer<UDPStateMachine.Event>()
     private var isHandling = false
+    /// The last datagram's sender and its `sockaddr` bytes (``senderData(_:)``).
+    private var lastSender: (address: SocketAddress, data: Data)?
     private var sendFilter: GCDAsyncUdpSocket.SendFilter?
     /// The socket's count of `close()` calls when the packet being fed was asked for.
     private var closesWhenAsked: UInt64 = 0
@@ -345,6 +347,15 @@ final class UDPLife: UDPEngineOwner {
         }
     }
 
+    /// The `sockaddr` bytes of a datagram's sender; the last sender's are kept, so that a peer that sends again
+    /// (the usual case) costs no new `Data`.
+    private func senderData(_ address: SocketAddress) -> Data {
+        if let last = lastSender, last.address == address { return last.data }
+        let data = address.sockaddrData
+        lastSender = (address, data)
+        return data
+    }
+
     private func deliver(_ delivery: UDPStateMachine.Delivery) {
         switch delivery {
         case .connected(let address):
@@ -365,12 +376,7 @@ final class UDPLife: UDPEngineOwner {
             }
             fastPath.packetFinished()
         case .received(let data, let address, let context):
-            // Sendable: the context is only used by the delegate, in its callback.
-            let carried = UncheckedSendableBox(context)
-            let from = address.sockaddrData
-            socket?.deliver(life: life) { sock, delegate in
-                delegate.udpSocket(sock, didReceive: data, fromAddress: from, withFilterContext: carried.value)
-            }
+            socket?.deliver(life: life, .received(data, from: senderData(address), context: context))
         }
     }
 }

@@ -14,6 +14,18 @@ final class UDPLoopCallbacks: @unchecked Sendable {
         self.loop = loop
     }
 
+    /// On the loop: runs `callback` now and returns true when no callback is running (nor waiting); false, without
+    /// running it, when one is (then ``run(_:)`` queues it behind). Not kept, so not allocated.
+    func runInline(_ callback: () -> Void) -> Bool {
+        loop.preconditionInEventLoop()
+        guard !isRunning else { return false }
+        isRunning = true
+        callback()
+        while let next = pending.popFirst() { next() }
+        isRunning = false
+        return true
+    }
+
     /// On the loop: runs `callback` now, or after the callbacks already running or waiting.
     func run(_ callback: @escaping () -> Void) {
         loop.preconditionInEventLoop()
