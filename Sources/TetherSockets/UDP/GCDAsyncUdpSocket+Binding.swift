@@ -78,8 +78,7 @@ extension GCDAsyncUdpSocket {
     /// - Throws: `.badConfig` (connected already, no delegate, both families off), `.badParam` for an empty host.
     public func connect(toHost host: String, onPort port: UInt16) throws {
         guard !host.isEmpty else { throw GCDAsyncUdpSocketError.badParam("Invalid host parameter (empty)") }
-        let (runtime, closes) = try startConnect()
-        runtime.enqueue(.connect(.host(host, port: Int(port))), closes: closes)
+        try startConnect(.host(host, port: Int(port)))
     }
 
     /// Connects to `sockaddr` bytes.
@@ -88,12 +87,12 @@ extension GCDAsyncUdpSocket {
         guard let address = SocketAddress(sockaddrData: remoteAddr) else {
             throw GCDAsyncUdpSocketError.badParam("A valid IPv4 or IPv6 address was not given")
         }
-        let (runtime, closes) = try startConnect()
-        runtime.enqueue(.connect(.address(address)), closes: closes)
+        try startConnect(.address(address))
     }
 
-    private func startConnect() throws -> (UDPLife, closes: UInt64) {
-        try state.withLock { s in (try startConnect(&s), s.closes) }
+    /// Queues the connect under the lock (so that it reaches the loop in the order it was asked for).
+    private func startConnect(_ target: UDPDestination) throws {
+        try state.withLock { s in try startConnect(&s).enqueue(.connect(target), closes: s.closes) }
     }
 
     private func startConnect(_ s: inout State) throws -> UDPLife {
@@ -117,7 +116,9 @@ extension GCDAsyncUdpSocket {
         }
         switch started {
         case nil: return
-        case .success(let runtime): runtime.enqueue(.connect(target), closes: closes)
+        case .success(let runtime):
+            // A `close()` since ending that life drops the connect, as it drops queued packets.
+            _ = hand(.connect(target), to: runtime, closes: closes)
         case .failure(let error):
             let answer = GCDAsyncUdpSocketError.wrapping(error, function: "connect")
             let current = state.withLock { $0.sockets?.life ?? $0.lives }
@@ -185,7 +186,9 @@ extension GCDAsyncUdpSocket {
             throw error
         }
         s.lives &+= 1
-        let loop = eventLoopGroup.next()
+        // Every life on the same loop: a packet an ended life hands back reaches the next one first.
+        let loop = s.loop ?? eventLoopGroup.next()
+        s.loop = loop
         s.sockets = Sockets(
             life: s.lives,
             fd4: fd4,

@@ -63,49 +63,71 @@ extension GCDAsyncUdpSocket {
         closes expected: UInt64? = nil
     ) {
         guard !data.isEmpty else { return }
-        let runtime: UDPLife
-        let closes: UInt64
-        do {
-            guard
-                let started = try state.withLock({ s -> (UDPLife, UInt64)? in
-                    if let expected, s.closes != expected { return nil }
-                    return (try ensureStarted(&s), s.closes)
-                })
-            else { return }
-            (runtime, closes) = started
-        } catch {
-            reportUnsent(tag: tag, error: .wrapping(error, function: "socket"))
-            return
-        }
-        // Straight to the kernel when the life's queue is idle and nothing (a filter, a lookup) must run first; the
-        // callback is queued as the loop's would be.
-        // The kernel taking it is noted in the life's ledger in the same step, so a `close()` overtaking this thread
-        // still reports it.
-        let ledger = runtime.sentLedger
-        if state.withLock({ $0.sendFilter == nil }),
-            let result = runtime.fastPath.send(data, to: destination, whenTaken: { ledger.noteSent(tag) })
-        {
-            let life = runtime.life
-            switch result {
-            case .sent:
-                deliverSent(life: life, tag: tag)
-            case .failed(let error):
-                deliver(life: life) { sock, delegate in
-                    delegate.udpSocket(sock, didNotSendDataWithTag: tag, dueToError: error)
-                }
+        // Once more for each life that ends between taking it and handing the send to it.
+        while true {
+            let runtime: UDPLife
+            do {
+                guard
+                    let started = try state.withLock({ s -> UDPLife? in
+                        if let expected, s.closes != expected { return nil }
+                        return try ensureStarted(&s)
+                    })
+                else { return }
+                runtime = started
+            } catch {
+                reportUnsent(tag: tag, error: .wrapping(error, function: "socket"))
+                return
             }
-            return
+            // Straight to the kernel when the life's queue is idle and nothing (a filter, a lookup) must run first;
+            // the callback is queued as the loop's would be.
+            // The kernel taking it is noted in the life's ledger in the same step, so a `close()` overtaking this
+            // thread still reports it.
+            let ledger = runtime.sentLedger
+            if state.withLock({ $0.sendFilter == nil }),
+                let result = runtime.fastPath.send(data, to: destination, whenTaken: { ledger.noteSent(tag) })
+            {
+                let life = runtime.life
+                switch result {
+                case .sent:
+                    deliverSent(life: life, tag: tag)
+                case .failed(let error):
+                    deliver(life: life) { sock, delegate in
+                        delegate.udpSocket(sock, didNotSendDataWithTag: tag, dueToError: error)
+                    }
+                }
+                return
+            }
+            let outgoing = UDPOutgoing(data: data, destination: destination, timeout: timeout, tag: tag)
+            if hand(.send(outgoing), to: runtime, closes: expected) { return }
         }
-        runtime.enqueue(
-            .send(UDPOutgoing(data: data, destination: destination, timeout: timeout, tag: tag)),
-            closes: closes
-        )
     }
 
-    /// A send that reached life `life` after it ended (right after `closeAfterSending`): sent in a new life, as the
-    /// original's next send opened new sockets; reported not sent (`.closed`) if that life is somehow still current.
-    /// Dropped without a callback when a `close()` came after it was asked for (`closes` is the count then): that
-    /// close drops it, as it drops queued sends.
+    /// Hands `packet` to `runtime` if it is still the current life; false when that life ended meanwhile (the caller
+    /// starts over in the next one). Under the lock, so that packets reach a life's loop in the order they were
+    /// asked for and before the life's end; every life of a socket runs on the same loop, so a packet that an
+    /// ended life hands back (`closes` given: ``sendAgain(_:endedLife:closes:)``, on the loop) is fed to the next
+    /// life at once, ahead of every packet asked for after it (queued behind the task running it).
+    func hand(_ packet: UDPSendQueue.Packet, to runtime: UDPLife, closes expected: UInt64?) -> Bool {
+        let now = expected != nil && runtime.loop.inEventLoop
+        let handed: UInt64? = state.withLock { s in
+            guard s.sockets?.life == runtime.life else { return nil }
+            if now {
+                runtime.announceHandedBack()
+            } else {
+                runtime.enqueue(packet, closes: s.closes)
+            }
+            return s.closes
+        }
+        guard let closes = handed else { return false }
+        if now { runtime.feedHandedBack(packet, closes: closes) }
+        return true
+    }
+
+    /// A send that reached life `life` after it ended (asked for while `closeAfterSending` emptied the queue): sent
+    /// in a new life, as the original's next send opened new sockets, ahead of the sends asked for after it;
+    /// reported not sent (`.closed`) if that life is somehow still current. Dropped without a callback when a
+    /// `close()` came after it was asked for (`closes` is the count then): that close drops it, as it drops queued
+    /// sends.
     func sendAgain(_ outgoing: UDPOutgoing, endedLife life: UInt64, closes: UInt64) {
         if state.withLock({ $0.sockets?.life == life }) {
             deliver(life: life) { sock, delegate in

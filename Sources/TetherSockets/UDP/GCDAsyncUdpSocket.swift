@@ -79,7 +79,7 @@ public final class GCDAsyncUdpSocket: Sendable {
         var connectedAddress: SocketAddress?
         var local4: SocketAddress?
         var local6: SocketAddress?
-        /// Where this life's callbacks run, and its event loop (fixed when the life starts).
+        /// Where this life's callbacks run, and its event loop (the socket's, for every life).
         var delivery: GCDAsyncSocket.CallbackDelivery
         var loop: any EventLoop
         /// Event-loop delivery's order keeper.
@@ -98,6 +98,8 @@ public final class GCDAsyncUdpSocket: Sendable {
         /// How many times `close()` was called: a packet that reaches an ended life goes to a new one only if no
         /// `close()` came after it was asked for.
         var closes: UInt64 = 0
+        /// The event loop every life runs on, picked when the first one starts.
+        var loop: (any EventLoop)?
     }
 
     let state: LockedBox<State>

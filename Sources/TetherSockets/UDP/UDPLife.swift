@@ -92,16 +92,33 @@ final class UDPLife: UDPEngineOwner {
         onLoop { me in me.feed(.closeAsked) }
     }
 
-    /// Queues `packet`, asked for when the socket had seen `closes` calls of `close()`.
+    /// Queues `packet`, asked for when the socket had seen `closes` calls of `close()`. Called under the socket's
+    /// lock, while this life is current: packets reach the loop in the order they were asked for, and before the
+    /// life's end.
     func enqueue(_ packet: UDPSendQueue.Packet, closes: UInt64) {
         fastPath.packetQueued()
-        onLoop { me in
-            // Read by a `sendAfterLife` or `connectAfterLife` this event produces.
-            me.closesWhenAsked = closes
-            switch packet {
-            case .send(let outgoing): me.feed(.sendAsked(outgoing))
-            case .connect(let target): me.feed(.connectAsked(target))
-            }
+        onLoop { me in me.take(packet, closes: closes) }
+    }
+
+    /// Under the socket's lock: a packet that an ended life of the same socket handed back is on its way to
+    /// ``feedHandedBack(_:closes:)`` (direct sends wait for it).
+    func announceHandedBack() {
+        fastPath.packetQueued()
+    }
+
+    /// On the loop, once the socket's lock is released: feeds a packet that an ended life handed back (announced
+    /// with ``announceHandedBack()``) now, ahead of every packet queued on the loop after it.
+    func feedHandedBack(_ packet: UDPSendQueue.Packet, closes: UInt64) {
+        loop.preconditionInEventLoop()
+        take(packet, closes: closes)
+    }
+
+    private func take(_ packet: UDPSendQueue.Packet, closes: UInt64) {
+        // Read by a `sendAfterLife` or `connectAfterLife` this event produces.
+        closesWhenAsked = closes
+        switch packet {
+        case .send(let outgoing): feed(.sendAsked(outgoing))
+        case .connect(let target): feed(.connectAsked(target))
         }
     }
 

@@ -98,7 +98,7 @@ extension UDPSimulationTests {
     }
 
     /// The race's invariants, from the delegate's events: no send result twice; a send reported NOT sent is a
-    /// defect (loopback); each thread's results in its order (but across `closeAfterSending`); exactly one result for each send owed one
+    /// defect (loopback); each thread's results in its order; exactly one result for each send owed one
     /// (`closeAfterSending`: every send; `close`: those after it on its thread; a release: none).
     static func check(_ race: UDPRace, _ run: UDPRaceRun, events: [UdpEvent]) -> [String] {
         var problems: [String] = []
@@ -113,9 +113,9 @@ extension UDPSimulationTests {
             }
             results[tag, default: 0] += 1
             guard let thread = race.thread(of: tag) else { continue }
-            // Not checked across `closeAfterSending`: a send issued after it on another thread can be reported
-            // before an earlier send of that thread still draining in the closing life.
-            if race.end != .closeAfterSending, let last = lastByThread[thread], last > tag {
+            // Also across `closeAfterSending`: a send that reaches the closing life after its end goes to the next
+            // life ahead of the sends its thread issued after it.
+            if let last = lastByThread[thread], last > tag {
                 problems.append("thread \(thread): result of \(tag) after \(last)")
             }
             lastByThread[thread] = tag
