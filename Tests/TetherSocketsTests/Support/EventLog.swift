@@ -5,7 +5,11 @@ import NIOConcurrencyHelpers
 struct EventWaitTimedOut<Event>: Error, CustomStringConvertible {
     // Sendable: the events are only read for the message.
     nonisolated(unsafe) var events: [Event]
-    var description: String { "timed out waiting; events so far: \(events)" }
+    /// What the recorder knows beyond the events (the errors behind them, in full).
+    var details: [String] = []
+    var description: String {
+        "timed out waiting; events so far: \(events)" + details.map { "\n  \($0)" }.joined()
+    }
 }
 
 /// What a test delegate saw, in order, and a way for the test to await a condition on it (no sleeps: the waiter

@@ -93,7 +93,8 @@ final class SocketRecorder: GCDAsyncSocketDelegate, @unchecked Sendable {
         }
     }
 
-    /// Waits until `condition` holds for the events; throws ``EventWaitTimedOut`` after `timeout`.
+    /// Waits until `condition` holds for the events; throws ``EventWaitTimedOut`` after `timeout`, with each
+    /// disconnect's error in full (code, domain, message, underlying error).
     @discardableResult
     func wait(
         timeout: Duration = .seconds(10),
@@ -101,7 +102,12 @@ final class SocketRecorder: GCDAsyncSocketDelegate, @unchecked Sendable {
     )
         async throws -> [SocketEvent]
     {
-        try await log.wait(timeout: timeout, until: condition)
+        do {
+            return try await log.wait(timeout: timeout, until: condition)
+        } catch var timedOut as EventWaitTimedOut<SocketEvent> {
+            timedOut.details = disconnectErrors.map { "disconnected with \($0.map { "\($0)" } ?? "no error")" }
+            throw timedOut
+        }
     }
 
     func waitForDisconnect(timeout: Duration = .seconds(10)) async throws -> GCDAsyncSocketError? {
