@@ -366,35 +366,11 @@ final class UDPLife: UDPEngineOwner {
 
     /// The `sockaddr` bytes of a datagram's sender; the last sender's are kept, so that a peer that sends again
     /// (the usual case) costs no new `Data`.
-    private func senderData(_ address: SocketAddress) -> Data {
+    func senderData(_ address: SocketAddress) -> Data {
         if let last = lastSender, last.address == address { return last.data }
         let data = address.sockaddrData
         lastSender = (address, data)
         return data
-    }
-
-    private func deliver(_ delivery: UDPStateMachine.Delivery) {
-        switch delivery {
-        case .connected(let address):
-            socket?.connectFinished(life: life, address: address)
-            let data = address.sockaddrData
-            socket?.deliver(life: life) { sock, delegate in delegate.udpSocket(sock, didConnectToAddress: data) }
-            fastPath.packetFinished()
-        case .notConnected(let error):
-            socket?.connectFinished(life: life, address: nil)
-            socket?.deliver(life: life) { sock, delegate in delegate.udpSocket(sock, didNotConnect: error) }
-            fastPath.packetFinished()
-        case .sent(let tag):
-            socket?.deliverSent(life: life, tag: tag)
-            fastPath.packetFinished()
-        case .notSent(let tag, let error):
-            socket?.deliver(life: life) { sock, delegate in
-                delegate.udpSocket(sock, didNotSendDataWithTag: tag, dueToError: error)
-            }
-            fastPath.packetFinished()
-        case .received(let data, let address, let context):
-            socket?.deliver(life: life, .received(data, from: senderData(address), context: context))
-        }
     }
 }
 
