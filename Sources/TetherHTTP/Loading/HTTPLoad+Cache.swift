@@ -45,8 +45,7 @@ extension HTTPLoad {
     /// representation, another range, more bytes than the representation has). The body is read to its end either way.
     func completion(
         of part: CacheEntry,
-        with receiver: ResponseReceiver,
-        head: HTTPResponseHead,
+        with response: HTTPClientResponse,
         headers: [String: String],
         sent: URLRequest,
         requestDate: Date,
@@ -55,7 +54,8 @@ extension HTTPLoad {
         let limit = StoredPart(part)?.length ?? 0
         var body: Data? = Data()
         do {
-            while let chunk = try await receiver.next() {
+            for try await chunk in response.body {
+                context.watchdog?.touch()
                 context.metrics?.receivedBody(chunk.readableBytes)
                 if let count = body?.count, count + chunk.readableBytes <= limit {
                     body?.append(contentsOf: chunk.readableBytesView)
@@ -79,8 +79,8 @@ extension HTTPLoad {
             varyValues: CacheRules.varyValues(for: sent, headers: headers),
             storagePolicy: part.storagePolicy,
             httpVersion: VersionedHTTPURLResponse.versionString(
-                major: head.version.major,
-                minor: head.version.minor
+                major: response.version.major,
+                minor: response.version.minor
             )
         )
         guard let whole = CacheRules.combine(part, with: rest), whole.statusCode == 200 else { return nil }
