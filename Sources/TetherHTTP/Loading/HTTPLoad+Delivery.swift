@@ -30,8 +30,7 @@ extension HTTPLoad {
 
     /// Streams the final response to the observer and stores it in the cache when the rules allow.
     func deliverFinal(
-        _ receiver: ResponseReceiver,
-        head response: HTTPResponseHead,
+        _ response: HTTPClientResponse,
         headerFields: [String: String],
         request: URLRequest,
         sent: URLRequest,
@@ -77,7 +76,8 @@ extension HTTPLoad {
         var cacheBuffer: Data? = storable ? Data() : nil
         let cacheLimit = cache?.maximumEntrySize ?? 0
         do {
-            while let chunk = try await receiver.next() {
+            for try await chunk in response.body {
+                context.watchdog?.touch()
                 context.metrics?.receivedBody(chunk.readableBytes)
                 if cacheBuffer != nil {
                     if cacheBuffer!.count + chunk.readableBytes > cacheLimit {

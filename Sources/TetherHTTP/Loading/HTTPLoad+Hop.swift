@@ -12,15 +12,17 @@ import FoundationNetworking
 extension HTTPLoad {
     /// The engine's request for `hop`: its headers, the cookies of the shared storage, the active credential, the
     /// revalidation's conditions and the body.
-    /// - Throws: a `URLError` (a URL the engine cannot send to, or the request body's failure).
     func outgoing(
         _ hop: HTTPLoadMachine.Hop,
         bodySends: inout Int,
         context: LoadContext
     ) async throws
-        -> HTTPClient.Request
+        -> HTTPClientRequest
     {
         let request = hop.request
+        var outgoing = HTTPClientRequest(url: hop.url.absoluteString)
+        outgoing.method = HTTPMethod(rawValue: hop.method)
+        outgoing.tlsConfiguration = self.configuration.tlsConfiguration
         var headers = HTTPHeaders()
         for (name, value) in request.allHTTPHeaderFields ?? [:] { headers.add(name: name, value: value) }
         if let cookie = Self.storedCookieHeader(for: request, url: hop.url) {
@@ -32,24 +34,15 @@ extension HTTPLoad {
         }
         if let (name, value) = hop.authorization { headers.replaceOrAdd(name: name, value: value) }
         for (name, value) in hop.conditionalHeaders { headers.add(name: name, value: value) }
-        let body = try await self.makeBody(for: request, sendIndex: bodySends, headers: headers, context: context)
-        if body != nil {
+        outgoing.headers = headers
+        outgoing.body = try await self.makeBody(for: request, sendIndex: bodySends, headers: headers, context: context)
+        if outgoing.body != nil {
             bodySends += 1
             // The engine frames the body from the length it is given; a caller's framing headers would clash.
-            headers.remove(name: "Content-Length")
-            headers.remove(name: "Transfer-Encoding")
+            outgoing.headers.remove(name: "Content-Length")
+            outgoing.headers.remove(name: "Transfer-Encoding")
         }
-        do {
-            return try HTTPClient.Request(
-                url: hop.url,
-                method: HTTPMethod(rawValue: hop.method),
-                headers: headers,
-                body: body,
-                tlsConfiguration: self.configuration.tlsConfiguration
-            )
-        } catch {
-            throw self.failure(error, url: hop.url)
-        }
+        return outgoing
     }
 
     /// The `Cookie` value Tether adds to `request` for `url` from the shared storage, as RFC 6265 §5.4 chooses them
@@ -79,15 +72,14 @@ extension HTTPLoad {
         return sent
     }
 
-    /// Sends `outgoing` and returns the receiver of its response, with the response's head; stores the cookies it
-    /// sets.
+    /// Sends `outgoing` and returns the response's head; stores the cookies it sets.
     /// - Throws: a `URLError` (the engine's error mapped, or the reason the load was cancelled).
     func send(
-        _ outgoing: HTTPClient.Request,
+        _ outgoing: HTTPClientRequest,
         for hop: HTTPLoadMachine.Hop,
         context: LoadContext
     ) async throws
-        -> (receiver: ResponseReceiver, head: HTTPResponseHead)
+        -> HTTPClientResponse
     {
         let proxy = try ProxyRules.proxy(
             for: hop.url,
@@ -96,24 +88,15 @@ extension HTTPLoad {
         )
         let client = HTTPEngine.client(for: self.configuration, proxy: proxy)
         context.watchdog?.touch()
-        let response: (receiver: ResponseReceiver, head: HTTPResponseHead)
+        let response: HTTPClientResponse
         do {
-            response = try await StaleConnectionRetry.execute(
-                outgoing,
-                logger: self.configuration.logger,
-                isStopped: { self.cancelCode != nil },
-                attempt: { () async throws -> (receiver: ResponseReceiver, head: HTTPResponseHead) in
-                    let receiver = ResponseReceiver(watchdog: context.watchdog)
-                    if let code = self.install(receiver) { throw URLError.tether(code, url: hop.url) }
-                    receiver.start(outgoing, on: client, logger: self.configuration.logger)
-                    return (receiver, try await receiver.head())
-                }
-            )
+            response = try await StaleConnectionRetry.execute(outgoing, on: client, logger: self.configuration.logger)
         } catch {
             throw self.failure(error, url: hop.url)
         }
+        context.watchdog?.touch()
         if hop.request.httpShouldHandleCookies {
-            let setCookies = response.head.headers["Set-Cookie"]
+            let setCookies = response.headers["Set-Cookie"]
             if !setCookies.isEmpty {
                 let rules = CookieRules()
                 let cookies = setCookies.flatMap { line -> [HTTPCookie] in
@@ -145,10 +128,10 @@ extension HTTPLoad {
 
     static let cookieQueue = DispatchQueue(label: "tether.http.cookies")
 
-    /// Reads off the rest of a response the load does not deliver (a redirect's, a challenge's, a 304's).
-    func discard(_ receiver: ResponseReceiver, url: URL, context: LoadContext) async throws {
+    func discard(_ body: HTTPClientResponse.Body, url: URL, context: LoadContext) async throws {
         do {
-            while let chunk = try await receiver.next() {
+            for try await chunk in body {
+                context.watchdog?.touch()
                 context.metrics?.receivedBody(chunk.readableBytes)
             }
             context.metrics?.responseEnded()
