@@ -135,7 +135,7 @@ enum NotesSoak {
                     )
                 else { break }
                 if let notes = try? await store.list() {
-                    truth[user] = Dictionary(notes.map { ($0.id, $0.content) }, uniquingKeysWith: { first, _ in first })
+                    truth[user] = NotesSoakClient.texts(of: notes)
                 }
                 await store.close()
             }

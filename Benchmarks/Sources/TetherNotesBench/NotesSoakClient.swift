@@ -1,5 +1,6 @@
 import Foundation
 import TetherNotes
+import TetherStore
 
 /// Connecting and naming errors for the notes soak's clients.
 enum NotesSoakClient {
@@ -38,5 +39,10 @@ enum NotesSoakClient {
     static func name(of error: any Error) -> String {
         if let error = error as? NotesError { return error.code.description }
         return String(describing: type(of: error))
+    }
+
+    /// Each note's text by its id.
+    static func texts(of notes: [Note]) -> [UUID: String] {
+        Dictionary(notes.map { ($0.id, $0.content) }, uniquingKeysWith: { first, _ in first })
     }
 }

@@ -61,7 +61,7 @@ final class NotesSoakWatcher: Sendable {
                 let stream = try await store.changes()
                 let listed = try await store.list()
                 copy.withLockedValue { copy in
-                    copy = Dictionary(listed.map { ($0.id, $0.content) }, uniquingKeysWith: { first, _ in first })
+                    copy = NotesSoakClient.texts(of: listed)
                 }
                 if first { ready.finish() }
                 first = false

@@ -28,7 +28,6 @@ struct NotesSoakWriter {
     private(set) var expected: [UUID: String] = [:]
     private var counter = 0
     private var lastSettled: String?
-    private var removedAt: [UUID: Int] = [:]
     private var random: SplitMix
 
     init(user: String, token: String, port: Int, index: Int, seed: UInt64, tally: NotesSoakTally) {
@@ -105,7 +104,6 @@ struct NotesSoakWriter {
         case .remove(let id, _):
             try await store.remove(id)
             expected[id] = nil
-            removedAt[id] = counter
         }
     }
 
@@ -147,10 +145,7 @@ struct NotesSoakWriter {
         for note in notes where !note.content.hasPrefix("\(user)/") {
             tally.withLockedValue { $0.violate("\(user): listed another user's note \(note.content)") }
         }
-        let mine = Dictionary(
-            notes.filter { $0.content.hasPrefix(prefix) }.map { ($0.id, $0.content) },
-            uniquingKeysWith: { first, _ in first }
-        )
+        let mine = NotesSoakClient.texts(of: notes.filter { $0.content.hasPrefix(prefix) })
         if let pending {
             settle(pending, from: mine)
             lastSettled = "\(pending) settled at \(ContinuousClock.now)"
