@@ -94,7 +94,13 @@ public final class PostgresPool: Sendable {
     }
 
     /// Runs `body` in one transaction on a connection of the pool: committed when it returns, rolled back when it
-    /// throws (its error is rethrown).
+    /// throws (its error is rethrown). It returns once PostgreSQL has committed the transaction.
+    ///
+    /// Every write of a store runs this way, even a single statement. postgres-nio reports a statement done at its
+    /// `CommandComplete`, and PostgreSQL sends that before it commits a statement outside a transaction block (the
+    /// commit comes with the `Sync` that follows): a server that stops in between, or a commit that fails (a deferred
+    /// constraint), would roll back a write already reported done. A `COMMIT` statement's `CommandComplete` comes
+    /// after the commit, and a failed commit is that statement's error.
     func withTransaction<T: Sendable>(
         _ what: String,
         _ body: @escaping @Sendable (PostgresConnection) async throws -> T

@@ -9,9 +9,10 @@ public import TetherStore
 /// record BYTEA, version BIGINT)`, where `id` is the JSON encoding of `record.id`, `record` the JSON encoding of the
 /// record (sorted keys, kept byte for byte), `seq` the insertion order and `version` a number every write raises,
 /// taken from the schema's sequence `tether_version`, so that a key never has the same version twice, not even after
-/// its row is deleted and inserted again. Each call is one statement or one transaction. Any number of stores, pools and processes may write to
-/// one table at once: the database arbitrates (there is no `StoreError.Code.locked`), and
-/// ``update(_:expectedVersion:)`` reports a lost race as `StoreError.Code.conflict`.
+/// its row is deleted and inserted again. Each call is one statement or one transaction, and a call that writes
+/// returns once PostgreSQL has committed the write (a write reported done survives a restart of the server). Any
+/// number of stores, pools and processes may write to one table at once: the database arbitrates (there is no
+/// `StoreError.Code.locked`), and ``update(_:expectedVersion:)`` reports a lost race as `StoreError.Code.conflict`.
 public final class PostgresStore<Record: Codable & Identifiable & Sendable>: RecordStore, Sendable
 where Record.ID: Codable & Sendable {
     /// The connections the store runs on.
@@ -92,7 +93,7 @@ where Record.ID: Codable & Sendable {
         let blob = ByteBuffer(bytes: data)
         let table = table
         let name = tableName
-        let version = try await pool.withConnection("update of \(name)") { connection -> Int64? in
+        let version = try await pool.withTransaction("update of \(name)") { connection -> Int64? in
             let rows = try await connection.query(
                 """
                 UPDATE \(unescaped: table) SET record = \(blob), version = version + 1
@@ -229,9 +230,9 @@ where Record.ID: Codable & Sendable {
 
     // MARK: - Helpers
 
-    /// Runs a `… RETURNING` statement and counts its rows.
+    /// Runs a `… RETURNING` statement and counts its rows, once PostgreSQL has committed it.
     private func changedRows(_ query: PostgresQuery, _ what: String) async throws -> Int {
-        try await pool.withConnection(what) { connection in
+        try await pool.withTransaction(what) { connection in
             var count = 0
             for try await _ in try await connection.query(query, logger: PostgresPool.logger) { count += 1 }
             return count
