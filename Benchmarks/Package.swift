@@ -58,9 +58,12 @@ let package = Package(
                 .product(name: "TetherStore", package: "Tether"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                "CMallocStats",
             ],
             path: "Sources/TetherNotesBench",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // glibc's allocator statistics (the live heap) for the notes soak.
+        .target(name: "CMallocStats", path: "Sources/CMallocStats"),
     ]
 )
