@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Testing
 import TetherConcurrency
 
@@ -149,6 +150,32 @@ struct URLConnectionBodyTests {
                 configuration: .uncached
             )
         }
+    }
+
+    @Test func bytesThatArrivedBeforeAnIdleTimeoutAreDeliveredBeforeItsError() async throws {
+        // The origin sends a head and 7 of 1,000 bytes, then nothing. Between the head and the body the load stores
+        // the head's cookie off the event loop, on the one cookie queue: holding that queue until the idle timeout
+        // closed the engine's connection makes the load take the body only after the timeout, every time.
+        let origin = try await StallingOrigin.start(
+            head: "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nSet-Cookie: stalled=1; Path=/stalled-only",
+            bodyPrefix: "1234567"
+        )
+        let gate = DispatchSemaphore(value: 0)
+        HTTPLoad.cookieQueue.async { gate.wait() }
+        async let didClose = Self.open(gate, whenTheClientCloses: origin)
+        let delegate = RecordingDelegate()
+        try await load(request(origin.url("/stalled-only/body"), timeout: 1), delegate: delegate)
+        #expect(await didClose, "the idle timeout closes the engine's connection while the load waits")
+        #expect(delegate.events.contains(.data(7)))
+        #expect(delegate.events.last == .failed(.timedOut))
+        await origin.stop()
+    }
+
+    /// Signals `gate` once `origin`'s client closed its connection (or after a hang guard); returns whether it did.
+    private static func open(_ gate: DispatchSemaphore, whenTheClientCloses origin: StallingOrigin) async -> Bool {
+        let didClose = await origin.waitForClientClose(limit: .seconds(5))
+        gate.signal()
+        return didClose
     }
 
     @Test func dataForTimesOutOnAStalledBody() async throws {

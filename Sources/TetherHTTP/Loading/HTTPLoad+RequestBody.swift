@@ -15,7 +15,7 @@ extension HTTPLoad {
         headers: HTTPHeaders,
         context: LoadContext
     )
-        async throws -> HTTPClientRequest.Body?
+        async throws -> HTTPClient.Body?
     {
         let progress: RequestBodySequence.Progress = {
             [observer = self.observer, watchdog = context.watchdog, metrics = context.metrics] in
@@ -26,7 +26,7 @@ extension HTTPLoad {
         if let data = request.httpBody {
             guard !data.isEmpty else { return nil }
             let sequence = RequestBodySequence(source: .data(data), expectedLength: data.count, progress: progress)
-            return .stream(sequence, length: .known(Int64(data.count)))
+            return self.streamedBody(sequence, length: data.count)
         }
         guard var stream = request.httpBodyStream else { return nil }
         if sendIndex > 0 || context.didUseBodyStream {
@@ -39,6 +39,25 @@ extension HTTPLoad {
         context.didUseBodyStream = true
         let length = headers.first(name: "Content-Length").flatMap { Int($0) }
         let sequence = RequestBodySequence(source: .stream(stream), expectedLength: length ?? -1, progress: progress)
-        return .stream(sequence, length: length.map { .known(Int64($0)) } ?? .unknown)
+        return self.streamedBody(sequence, length: length)
+    }
+
+    /// A body that the engine streams from `sequence`, `length` bytes long (nil: unknown, sent chunked). The
+    /// sequence is read in a task of its own, off the event loop (a stream's reads may block), one chunk after the
+    /// engine took the previous one; each chunk's progress is reported as it is handed over, before the response
+    /// to it can arrive.
+    private func streamedBody(_ sequence: RequestBodySequence, length: Int?) -> HTTPClient.Body {
+        let eventLoop = self.engineGroup.any()
+        return .stream(contentLength: length.map { Int64($0) }) { writer in
+            let promise = eventLoop.makePromise(of: Void.self)
+            promise.completeWithTask {
+                var iterator = sequence.makeAsyncIterator()
+                while let chunk = try await iterator.next() {
+                    iterator.reportHandedOver()
+                    try await writer.write(.byteBuffer(chunk)).get()
+                }
+            }
+            return promise.futureResult
+        }
     }
 }

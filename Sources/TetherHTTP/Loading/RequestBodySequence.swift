@@ -2,10 +2,10 @@ import Foundation
 import NIOCore
 import TetherConcurrency
 
-/// The request body as an async sequence of `ByteBuffer`s that AsyncHTTPClient pulls with back-pressure.
+/// The request body as an async sequence of `ByteBuffer`s that the load hands to AsyncHTTPClient with back-pressure.
 ///
-/// Reports upload progress each time the engine asks for the next chunk (the previous one was handed over)
-/// and once at the end, so the last report carries the whole length.
+/// Reports upload progress for each chunk once it was handed over (``Iterator/reportHandedOver()``, else at the next
+/// call), so the last report carries the whole length.
 struct RequestBodySequence: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
 
@@ -46,6 +46,15 @@ struct RequestBodySequence: AsyncSequence, Sendable {
             self.source = source
             self.expectedLength = expectedLength
             self.progress = progress
+        }
+
+        /// Reports the chunk `next()` just returned as handed to the connection now, instead of at the next call:
+        /// called before the chunk is written, so that no report comes after the response (a server may answer once
+        /// the last byte arrived).
+        mutating func reportHandedOver() {
+            guard self.lastChunk > 0 else { return }
+            self.progress(self.lastChunk, self.offset, self.expectedLength)
+            self.lastChunk = 0
         }
 
         mutating func next() async throws -> ByteBuffer? {
