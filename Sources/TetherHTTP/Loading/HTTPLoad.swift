@@ -329,12 +329,13 @@ final class HTTPLoad: Sendable {
                 try await self.deliver(entry, context: context)
                 return
             case .complete(let part):
-                guard let (rest, headers) = response else { throw URLError.tether(.unknown, url: part.url) }
+                guard let rest = response else { throw URLError.tether(.unknown, url: part.url) }
                 response = nil
                 let whole = try await self.completion(
                     of: part,
-                    with: rest,
-                    headers: headers,
+                    with: rest.receiver,
+                    head: rest.head,
+                    headers: rest.headers,
                     sent: sentRequest,
                     requestDate: requestDate,
                     context: context
