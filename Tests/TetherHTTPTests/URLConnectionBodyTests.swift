@@ -154,15 +154,21 @@ struct URLConnectionBodyTests {
 
     @Test func bytesThatArrivedBeforeAnIdleTimeoutAreDeliveredBeforeItsError() async throws {
         // The origin sends a head and 7 of 1,000 bytes, then nothing. Between the head and the body the load stores
-        // the head's cookie off the event loop, on the one cookie queue: holding that queue until the idle timeout
-        // closed the engine's connection makes the load take the body only after the timeout, every time.
+        // the head's cookie: holding this load there until the idle timeout closed the engine's connection makes it
+        // take the body only after the timeout, every time. (Only this load is held: loads of other tests go on.)
         let origin = try await StallingOrigin.start(
             head: "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nSet-Cookie: stalled=1; Path=/stalled-only",
             bodyPrefix: "1234567"
         )
-        let gate = DispatchSemaphore(value: 0)
-        HTTPLoad.cookieQueue.async { gate.wait() }
-        async let didClose = Self.open(gate, whenTheClientCloses: origin)
+        let (opened, open) = AsyncStream.makeStream(of: Void.self)
+        HTTPLoad.cookieStoreWillStart.withLock {
+            $0 = { url in
+                guard url.path.hasPrefix("/stalled-only") else { return }
+                for await _ in opened { break }
+            }
+        }
+        defer { HTTPLoad.cookieStoreWillStart.withLock { $0 = nil } }
+        async let didClose = Self.open(open, whenTheClientCloses: origin)
         let delegate = RecordingDelegate()
         try await load(request(origin.url("/stalled-only/body"), timeout: 1), delegate: delegate)
         #expect(await didClose, "the idle timeout closes the engine's connection while the load waits")
@@ -171,10 +177,14 @@ struct URLConnectionBodyTests {
         await origin.stop()
     }
 
-    /// Signals `gate` once `origin`'s client closed its connection (or after a hang guard); returns whether it did.
-    private static func open(_ gate: DispatchSemaphore, whenTheClientCloses origin: StallingOrigin) async -> Bool {
+    /// Lets the held load go once `origin`'s client closed its connection (or after a hang guard); returns whether it
+    /// did.
+    private static func open(
+        _ gate: AsyncStream<Void>.Continuation,
+        whenTheClientCloses origin: StallingOrigin
+    ) async -> Bool {
         let didClose = await origin.waitForClientClose(limit: .seconds(5))
-        gate.signal()
+        gate.finish()
         return didClose
     }
 

@@ -131,6 +131,7 @@ extension HTTPLoad {
     /// one (the storage is done before the next hop's request reads it).
     static func store(_ cookies: [HTTPCookie], for url: URL, mainDocumentURL: URL?) async {
         guard !cookies.isEmpty else { return }
+        if let pause = Self.cookieStoreWillStart.withLock({ $0 }) { await pause(url) }
         guard MultiThreadedEventLoopGroup.currentEventLoop != nil else {
             HTTPCookieStorage.shared.setCookies(cookies, for: url, mainDocumentURL: mainDocumentURL)
             return
@@ -144,6 +145,10 @@ extension HTTPLoad {
     }
 
     static let cookieQueue = DispatchQueue(label: "tether.http.cookies")
+
+    /// For tests only (nil otherwise): awaited with the response's URL before its cookies are stored, between the head
+    /// and the body, so that a test can hold one load there without holding every other load's cookies.
+    static let cookieStoreWillStart = LockedBox<(@Sendable (URL) async -> Void)?>(nil)
 
     /// Reads off the rest of a response the load does not deliver (a redirect's, a challenge's, a 304's).
     func discard(_ receiver: ResponseReceiver, url: URL, context: LoadContext) async throws {
