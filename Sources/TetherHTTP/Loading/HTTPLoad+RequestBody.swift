@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import TetherConcurrency
 
 #if canImport(FoundationNetworking)
@@ -46,15 +47,34 @@ extension HTTPLoad {
     /// sequence is read in a task of its own, off the event loop (a stream's reads may block), one chunk after the
     /// engine took the previous one; each chunk's progress is reported as it is handed over, before the response
     /// to it can arrive.
+    ///
+    /// When the length is known, the body's end goes to the engine with its last chunk, on the request's event loop,
+    /// not after the task reads on: a server answers once that chunk arrived, and a response that ends before the
+    /// engine heard of the body's end finishes the request while its connection stays leased for good
+    /// (AsyncHTTPClient's delegate API drops the end that comes later), so every such request would take one of the
+    /// host's connections with it.
     private func streamedBody(_ sequence: RequestBodySequence, length: Int?) -> HTTPClient.Body {
-        let eventLoop = self.engineGroup.any()
+        let anyLoop = self.engineGroup.any()
         return .stream(contentLength: length.map { Int64($0) }) { writer in
-            let promise = eventLoop.makePromise(of: Void.self)
-            promise.completeWithTask {
+            // The engine asks for the body on the request's event loop: an end completed there reaches it at once.
+            let promise = (MultiThreadedEventLoopGroup.currentEventLoop ?? anyLoop).makePromise(of: Void.self)
+            Task {
                 var iterator = sequence.makeAsyncIterator()
-                while let chunk = try await iterator.next() {
-                    iterator.reportHandedOver()
-                    try await writer.write(.byteBuffer(chunk)).get()
+                do {
+                    while let chunk = try await iterator.next() {
+                        iterator.reportHandedOver()
+                        let written = writer.write(.byteBuffer(chunk))
+                        if iterator.hasReachedExpectedLength {
+                            iterator.close()
+                            promise.completeWith(written)
+                            return
+                        }
+                        try await written.get()
+                    }
+                    promise.succeed()
+                } catch {
+                    iterator.close()
+                    promise.fail(error)
                 }
             }
             return promise.futureResult

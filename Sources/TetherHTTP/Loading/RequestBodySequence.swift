@@ -48,6 +48,19 @@ struct RequestBodySequence: AsyncSequence, Sendable {
             self.progress = progress
         }
 
+        /// Whether the chunks returned so far make up the whole expected length (known lengths only): the body ends
+        /// with the last of them, without a read that finds the end.
+        var hasReachedExpectedLength: Bool {
+            self.expectedLength >= 0 && self.offset == self.expectedLength
+        }
+
+        /// Ends reading: closes a stream that was opened and not read to its end.
+        mutating func close() {
+            guard !self.isDone else { return }
+            self.isDone = true
+            if case .stream(let stream) = self.source, self.isOpened { stream.close() }
+        }
+
         /// Reports the chunk `next()` just returned as handed to the connection now, instead of at the next call:
         /// called before the chunk is written, so that no report comes after the response (a server may answer once
         /// the last byte arrived).
@@ -90,6 +103,7 @@ struct RequestBodySequence: AsyncSequence, Sendable {
                 if failed {
                     // `streamError` is unimplemented on Linux: report the failure without it.
                     stream.close()
+                    self.isDone = true
                     throw URLError(.requestBodyStreamExhausted)
                 }
                 if count == 0 {
