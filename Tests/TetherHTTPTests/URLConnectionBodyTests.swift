@@ -139,14 +139,17 @@ struct URLConnectionBodyTests {
         #expect(delegate.events.contains(.sent(total: payload.count, expected: -1)))
     }
 
+    // The idle timeout also bounds the wait for a connection and the head: 3 s leaves the connect room on a machine
+    // whose cores are all busy (0.5 s did not, under the whole suite beside other builds), and the stall (10 s) still
+    // outlasts it.
     @Test func aStalledResponseTimesOut() async throws {
         let delegate = RecordingDelegate()
-        try await load(request(self.server.url("/stall?for=10"), timeout: 0.5), delegate: delegate)
+        try await load(request(self.server.url("/stall?for=10"), timeout: 3), delegate: delegate)
         #expect(delegate.events.last == .failed(.timedOut))
         #expect(delegate.events.contains(.data(7)))
         await #expect(throws: URLError.self) {
             _ = try await URLConnection.data(
-                for: request(self.server.url("/stallhead?for=10"), timeout: 0.5),
+                for: request(self.server.url("/stallhead?for=10"), timeout: 3),
                 configuration: .uncached
             )
         }
@@ -170,7 +173,7 @@ struct URLConnectionBodyTests {
         defer { HTTPLoad.cookieStoreWillStart.withLock { $0 = nil } }
         async let didClose = Self.open(open, whenTheClientCloses: origin)
         let delegate = RecordingDelegate()
-        try await load(request(origin.url("/stalled-only/body"), timeout: 1), delegate: delegate)
+        try await load(request(origin.url("/stalled-only/body"), timeout: 3), delegate: delegate)
         #expect(await didClose, "the idle timeout closes the engine's connection while the load waits")
         #expect(delegate.events.contains(.data(7)))
         #expect(delegate.events.last == .failed(.timedOut))
