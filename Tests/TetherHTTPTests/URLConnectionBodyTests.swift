@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Testing
 import TetherConcurrency
 
@@ -138,17 +139,56 @@ struct URLConnectionBodyTests {
         #expect(delegate.events.contains(.sent(total: payload.count, expected: -1)))
     }
 
+    // The idle timeout also bounds the wait for a connection and the head: 3 s leaves the connect room on a machine
+    // whose cores are all busy (0.5 s did not, under the whole suite beside other builds), and the stall (10 s) still
+    // outlasts it.
     @Test func aStalledResponseTimesOut() async throws {
         let delegate = RecordingDelegate()
-        try await load(request(self.server.url("/stall?for=10"), timeout: 0.5), delegate: delegate)
+        try await load(request(self.server.url("/stall?for=10"), timeout: 3), delegate: delegate)
         #expect(delegate.events.last == .failed(.timedOut))
         #expect(delegate.events.contains(.data(7)))
         await #expect(throws: URLError.self) {
             _ = try await URLConnection.data(
-                for: request(self.server.url("/stallhead?for=10"), timeout: 0.5),
+                for: request(self.server.url("/stallhead?for=10"), timeout: 3),
                 configuration: .uncached
             )
         }
+    }
+
+    @Test func bytesThatArrivedBeforeAnIdleTimeoutAreDeliveredBeforeItsError() async throws {
+        // The origin sends a head and 7 of 1,000 bytes, then nothing. Between the head and the body the load stores
+        // the head's cookie: holding this load there until the idle timeout closed the engine's connection makes it
+        // take the body only after the timeout, every time. (Only this load is held: loads of other tests go on.)
+        let origin = try await StallingOrigin.start(
+            head: "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nSet-Cookie: stalled=1; Path=/stalled-only",
+            bodyPrefix: "1234567"
+        )
+        let (opened, open) = AsyncStream.makeStream(of: Void.self)
+        HTTPLoad.cookieStoreWillStart.withLock {
+            $0 = { url in
+                guard url.path.hasPrefix("/stalled-only") else { return }
+                for await _ in opened { break }
+            }
+        }
+        defer { HTTPLoad.cookieStoreWillStart.withLock { $0 = nil } }
+        async let didClose = Self.open(open, whenTheClientCloses: origin)
+        let delegate = RecordingDelegate()
+        try await load(request(origin.url("/stalled-only/body"), timeout: 3), delegate: delegate)
+        #expect(await didClose, "the idle timeout closes the engine's connection while the load waits")
+        #expect(delegate.events.contains(.data(7)))
+        #expect(delegate.events.last == .failed(.timedOut))
+        await origin.stop()
+    }
+
+    /// Lets the held load go once `origin`'s client closed its connection (or after a hang guard); returns whether it
+    /// did.
+    private static func open(
+        _ gate: AsyncStream<Void>.Continuation,
+        whenTheClientCloses origin: StallingOrigin
+    ) async -> Bool {
+        let didClose = await origin.waitForClientClose(limit: .seconds(5))
+        gate.finish()
+        return didClose
     }
 
     @Test func dataForTimesOutOnAStalledBody() async throws {

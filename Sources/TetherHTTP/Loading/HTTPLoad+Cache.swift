@@ -45,7 +45,8 @@ extension HTTPLoad {
     /// representation, another range, more bytes than the representation has). The body is read to its end either way.
     func completion(
         of part: CacheEntry,
-        with response: HTTPClientResponse,
+        with receiver: ResponseReceiver,
+        head: HTTPResponseHead,
         headers: [String: String],
         sent: URLRequest,
         requestDate: Date,
@@ -54,8 +55,7 @@ extension HTTPLoad {
         let limit = StoredPart(part)?.length ?? 0
         var body: Data? = Data()
         do {
-            for try await chunk in response.body {
-                context.watchdog?.touch()
+            while let chunk = try await receiver.next() {
                 context.metrics?.receivedBody(chunk.readableBytes)
                 if let count = body?.count, count + chunk.readableBytes <= limit {
                     body?.append(contentsOf: chunk.readableBytesView)
@@ -79,8 +79,8 @@ extension HTTPLoad {
             varyValues: CacheRules.varyValues(for: sent, headers: headers),
             storagePolicy: part.storagePolicy,
             httpVersion: VersionedHTTPURLResponse.versionString(
-                major: response.version.major,
-                minor: response.version.minor
+                major: head.version.major,
+                minor: head.version.minor
             )
         )
         guard let whole = CacheRules.combine(part, with: rest), whole.statusCode == 200 else { return nil }

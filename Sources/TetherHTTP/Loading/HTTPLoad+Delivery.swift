@@ -30,7 +30,8 @@ extension HTTPLoad {
 
     /// Streams the final response to the observer and stores it in the cache when the rules allow.
     func deliverFinal(
-        _ response: HTTPClientResponse,
+        _ receiver: ResponseReceiver,
+        head response: HTTPResponseHead,
         headerFields: [String: String],
         request: URLRequest,
         sent: URLRequest,
@@ -76,8 +77,7 @@ extension HTTPLoad {
         var cacheBuffer: Data? = storable ? Data() : nil
         let cacheLimit = cache?.maximumEntrySize ?? 0
         do {
-            for try await chunk in response.body {
-                context.watchdog?.touch()
+            while let chunk = try await receiver.next() {
                 context.metrics?.receivedBody(chunk.readableBytes)
                 if cacheBuffer != nil {
                     if cacheBuffer!.count + chunk.readableBytes > cacheLimit {

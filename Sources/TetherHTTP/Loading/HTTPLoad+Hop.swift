@@ -12,17 +12,15 @@ import FoundationNetworking
 extension HTTPLoad {
     /// The engine's request for `hop`: its headers, the cookies of the shared storage, the active credential, the
     /// revalidation's conditions and the body.
+    /// - Throws: a `URLError` (a URL the engine cannot send to, or the request body's failure).
     func outgoing(
         _ hop: HTTPLoadMachine.Hop,
         bodySends: inout Int,
         context: LoadContext
     ) async throws
-        -> HTTPClientRequest
+        -> HTTPClient.Request
     {
         let request = hop.request
-        var outgoing = HTTPClientRequest(url: hop.url.absoluteString)
-        outgoing.method = HTTPMethod(rawValue: hop.method)
-        outgoing.tlsConfiguration = self.configuration.tlsConfiguration
         var headers = HTTPHeaders()
         for (name, value) in request.allHTTPHeaderFields ?? [:] { headers.add(name: name, value: value) }
         if let cookie = Self.storedCookieHeader(for: request, url: hop.url) {
@@ -34,15 +32,24 @@ extension HTTPLoad {
         }
         if let (name, value) = hop.authorization { headers.replaceOrAdd(name: name, value: value) }
         for (name, value) in hop.conditionalHeaders { headers.add(name: name, value: value) }
-        outgoing.headers = headers
-        outgoing.body = try await self.makeBody(for: request, sendIndex: bodySends, headers: headers, context: context)
-        if outgoing.body != nil {
+        let body = try await self.makeBody(for: request, sendIndex: bodySends, headers: headers, context: context)
+        if body != nil {
             bodySends += 1
             // The engine frames the body from the length it is given; a caller's framing headers would clash.
-            outgoing.headers.remove(name: "Content-Length")
-            outgoing.headers.remove(name: "Transfer-Encoding")
+            headers.remove(name: "Content-Length")
+            headers.remove(name: "Transfer-Encoding")
         }
-        return outgoing
+        do {
+            return try HTTPClient.Request(
+                url: hop.url,
+                method: HTTPMethod(rawValue: hop.method),
+                headers: headers,
+                body: body,
+                tlsConfiguration: self.configuration.tlsConfiguration
+            )
+        } catch {
+            throw self.failure(error, url: hop.url)
+        }
     }
 
     /// The `Cookie` value Tether adds to `request` for `url` from the shared storage, as RFC 6265 §5.4 chooses them
@@ -72,14 +79,15 @@ extension HTTPLoad {
         return sent
     }
 
-    /// Sends `outgoing` and returns the response's head; stores the cookies it sets.
+    /// Sends `outgoing` and returns the receiver of its response, with the response's head; stores the cookies it
+    /// sets.
     /// - Throws: a `URLError` (the engine's error mapped, or the reason the load was cancelled).
     func send(
-        _ outgoing: HTTPClientRequest,
+        _ outgoing: HTTPClient.Request,
         for hop: HTTPLoadMachine.Hop,
         context: LoadContext
     ) async throws
-        -> HTTPClientResponse
+        -> (receiver: ResponseReceiver, head: HTTPResponseHead)
     {
         let proxy = try ProxyRules.proxy(
             for: hop.url,
@@ -88,15 +96,24 @@ extension HTTPLoad {
         )
         let client = HTTPEngine.client(for: self.configuration, proxy: proxy)
         context.watchdog?.touch()
-        let response: HTTPClientResponse
+        let response: (receiver: ResponseReceiver, head: HTTPResponseHead)
         do {
-            response = try await StaleConnectionRetry.execute(outgoing, on: client, logger: self.configuration.logger)
+            response = try await StaleConnectionRetry.execute(
+                outgoing,
+                logger: self.configuration.logger,
+                isStopped: { self.cancelCode != nil },
+                attempt: { () async throws -> (receiver: ResponseReceiver, head: HTTPResponseHead) in
+                    let receiver = ResponseReceiver(watchdog: context.watchdog)
+                    if let code = self.install(receiver) { throw URLError.tether(code, url: hop.url) }
+                    receiver.start(outgoing, on: client, logger: self.configuration.logger)
+                    return (receiver, try await receiver.head())
+                }
+            )
         } catch {
             throw self.failure(error, url: hop.url)
         }
-        context.watchdog?.touch()
         if hop.request.httpShouldHandleCookies {
-            let setCookies = response.headers["Set-Cookie"]
+            let setCookies = response.head.headers["Set-Cookie"]
             if !setCookies.isEmpty {
                 let rules = CookieRules()
                 let cookies = setCookies.flatMap { line -> [HTTPCookie] in
@@ -114,6 +131,7 @@ extension HTTPLoad {
     /// one (the storage is done before the next hop's request reads it).
     static func store(_ cookies: [HTTPCookie], for url: URL, mainDocumentURL: URL?) async {
         guard !cookies.isEmpty else { return }
+        if let pause = Self.cookieStoreWillStart.withLock({ $0 }) { await pause(url) }
         guard MultiThreadedEventLoopGroup.currentEventLoop != nil else {
             HTTPCookieStorage.shared.setCookies(cookies, for: url, mainDocumentURL: mainDocumentURL)
             return
@@ -128,10 +146,14 @@ extension HTTPLoad {
 
     static let cookieQueue = DispatchQueue(label: "tether.http.cookies")
 
-    func discard(_ body: HTTPClientResponse.Body, url: URL, context: LoadContext) async throws {
+    /// For tests only (nil otherwise): awaited with the response's URL before its cookies are stored, between the head
+    /// and the body, so that a test can hold one load there without holding every other load's cookies.
+    static let cookieStoreWillStart = LockedBox<(@Sendable (URL) async -> Void)?>(nil)
+
+    /// Reads off the rest of a response the load does not deliver (a redirect's, a challenge's, a 304's).
+    func discard(_ receiver: ResponseReceiver, url: URL, context: LoadContext) async throws {
         do {
-            for try await chunk in body {
-                context.watchdog?.touch()
+            while let chunk = try await receiver.next() {
                 context.metrics?.receivedBody(chunk.readableBytes)
             }
             context.metrics?.responseEnded()

@@ -12,15 +12,18 @@ import FoundationNetworking
 
 /// One load: canonicalisation, cache, hops with redirects and challenges, the streamed final response.
 ///
-/// Runs in its own task (``start()``), which the idle watchdog or ``cancel(_:)`` cancels; every event goes to the
-/// observer, in order. ``cancel(_:)`` stops the engine request
-/// and records why, so that the error reported (if anyone still listens) says it.
+/// Runs in its own task (``start()``); every event goes to the observer, in order. Each request's response comes
+/// to a ``ResponseReceiver`` that the load owns. ``cancel(_:)`` (the idle watchdog's, or the user's) records why,
+/// ends that response after the parts it already received and stops the engine's request, so that the error
+/// reported (if anyone still listens) says why, and no byte that arrived before it is lost.
 final class HTTPLoad: Sendable {
     struct State {
         var task: Task<Void, Never>?
         var cancelCode: URLError.Code?
         var currentRequest: URLRequest
         var sender: ChallengeSender?
+        /// The response of the request on the wire, if any.
+        var receiver: ResponseReceiver?
         var isStarted = false
         /// A ``FlushingExecutor`` for the load's task (the delegate face), when the platform has task executors.
         var preferredExecutor: (any Sendable)?
@@ -85,7 +88,7 @@ final class HTTPLoad: Sendable {
     }
 
     /// The engine's event loop group (the shared engines run on the configuration's group), without a lookup.
-    private var engineGroup: any EventLoopGroup {
+    var engineGroup: any EventLoopGroup {
         self.configuration.httpClient?.eventLoopGroup ?? self.configuration.eventLoopGroup
     }
 
@@ -113,14 +116,35 @@ final class HTTPLoad: Sendable {
         if self.originalRequest.httpShouldHandleCookies { _ = HTTPCookieStorage.shared }
     }
 
-    /// Stops the load; the first reason wins.
+    /// Stops the load; the first reason wins. The response on the wire ends after the parts it already received
+    /// (the load delivers them, then fails with `code`), and its engine request is cancelled.
     func cancel(_ code: URLError.Code = .cancelled) {
-        let (task, sender) = self.state.withLock { state -> (Task<Void, Never>?, ChallengeSender?) in
+        let (task, sender, receiver, url) = self.state.withLock {
+            state -> (Task<Void, Never>?, ChallengeSender?, ResponseReceiver?, URL?) in
             if state.cancelCode == nil { state.cancelCode = code }
-            return (state.task, state.sender)
+            return (state.task, state.sender, state.receiver, state.currentRequest.url)
         }
         sender?.answer(.cancel)
-        task?.cancel()
+        receiver?.cancel(URLError.tether(code, url: url))
+        // An idle timeout stops the engine only: the load's task goes on to deliver what arrived before it.
+        if code != .timedOut { task?.cancel() }
+    }
+
+    /// Makes `receiver` the load's current response; returns the reason when the load was cancelled already.
+    func install(_ receiver: ResponseReceiver) -> URLError.Code? {
+        self.state.withLock { state in
+            state.receiver = receiver
+            return state.cancelCode
+        }
+    }
+
+    /// Stops the response on the wire, if any is left (the load ends without reading it to its end).
+    private func releaseReceiver() {
+        let receiver = self.state.withLock { state -> ResponseReceiver? in
+            defer { state.receiver = nil }
+            return state.receiver
+        }
+        receiver?.cancel(CancellationError())
     }
 
     var cancelCode: URLError.Code? { self.state.withLock { $0.cancelCode } }
@@ -146,7 +170,8 @@ final class HTTPLoad: Sendable {
             // The current loop when the load runs on one of the engine's (then arming and cancelling the timer
             // costs no wake-up of another thread), else the next.
             eventLoop: self.engineGroup.any(),
-            onFire: { [weak self] in self?.cancel(.timedOut) }
+            // Held until the watchdog stops (at the load's end) or fires: no weak reference to make.
+            onFire: { self.cancel(.timedOut) }
         )
         let context = LoadContext(watchdog: watchdog, collectsMetrics: self.observer.collectsMetrics)
         self.setCurrent(request)
@@ -156,11 +181,13 @@ final class HTTPLoad: Sendable {
             guard URLConnection.canHandle(request) else { throw URLError.tether(.unsupportedURL, url: url) }
             try await self.perform(request, context: context)
             watchdog?.stop()
+            self.releaseReceiver()
             if let code = self.cancelCode { throw URLError.tether(code, url: self.currentRequest.url) }
             if let metrics = context.metrics { self.observer.loadDidCollect(metrics.finish()) }
             await self.observer.loadDidFinish()
         } catch {
             watchdog?.stop()
+            self.releaseReceiver()
             let url = self.currentRequest.url
             let mapped: URLError
             if let code = self.cancelCode {
@@ -192,46 +219,6 @@ final class HTTPLoad: Sendable {
         HTTPLoad(request: revalidation, configuration: self.configuration, observer: observer).start()
     }
 
-    static func canonicalize(_ request: URLRequest) -> URLRequest {
-        if let url = request.url, Self.isCanonical(url.absoluteString) { return request }
-        var request = request
-        if let url = request.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: true) {
-            components.scheme = components.scheme?.lowercased()
-            components.host = components.host?.lowercased()
-            if components.path.isEmpty { components.path = "/" }
-            if let canonical = components.url, canonical != url { request.url = canonical }
-        }
-        return request
-    }
-
-    /// True when `string` already has a lowercase scheme and host and a path (`http://host[:port]/...`): the
-    /// common case skips a parse with `URLComponents`. Anything else (user info, uppercase, no path) is left to it.
-    static func isCanonical(_ string: String) -> Bool {
-        var string = string
-        return string.withUTF8 { Self.isCanonical(bytes: UnsafeBufferPointer(rebasing: $0.prefix(2048))) }
-    }
-
-    private static func isCanonical(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        var index = 0
-        // Scheme: lowercase letters up to "://".
-        while index < bytes.count, bytes[index] >= 0x61, bytes[index] <= 0x7A { index += 1 }
-        guard index > 0, index + 2 < bytes.count, bytes[index] == 0x3A, bytes[index + 1] == 0x2F,
-            bytes[index + 2] == 0x2F
-        else { return false }
-        index += 3
-        // Authority: no uppercase letter, no user info, no percent-encoding; it must end with "/" (a path).
-        let start = index
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte == 0x2F { break }
-            if byte == 0x3F || byte == 0x23 || byte == 0x40 || byte == 0x25 || (byte >= 0x41 && byte <= 0x5A) {
-                return false
-            }
-            index += 1
-        }
-        return index > start && index < bytes.count
-    }
-
     /// Carries out the load's decisions (``HTTPLoadMachine``) until it delivers a response or fails.
     private func perform(_ request: URLRequest, context: LoadContext) async throws {
         let cache = self.configuration.responseCache
@@ -247,7 +234,7 @@ final class HTTPLoad: Sendable {
             usesHeuristicFreshness: self.configuration.usesHeuristicFreshness
         )
         var action = machine.start(request, stored: stored, variants: variants, now: clock.now)
-        var response: (HTTPClientResponse, headers: [String: String])?
+        var response: (receiver: ResponseReceiver, head: HTTPResponseHead, headers: [String: String])?
         // The last request as it went on the wire (with the cookies and credential Tether added).
         var sentRequest = request
         var requestDate = clock.now
@@ -257,9 +244,9 @@ final class HTTPLoad: Sendable {
         while true {
             switch action {
             case .serve(let entry), .serveAndRevalidate(let entry):
-                if let (previous, _) = response {
+                if let previous = response {
                     // A stale entry stands in for the server error just received (`stale-if-error`).
-                    try await self.discard(previous.body, url: entry.url, context: context)
+                    try await self.discard(previous.receiver, url: entry.url, context: context)
                 }
                 if let metrics = context.metrics {
                     metrics.servedFromCache(
@@ -273,7 +260,7 @@ final class HTTPLoad: Sendable {
                 return
             case .fail(let code):
                 if let lastError, lastError.code == code { throw lastError }
-                if code == .badServerResponse, response?.0.status.code == 407 {
+                if code == .badServerResponse, response?.head.status.code == 407 {
                     let message =
                         "the server answered 407 Proxy Authentication Required; no proxy credential is sent to it"
                     throw URLError.tether(code, url: self.currentRequest.url, message: message)
@@ -282,9 +269,9 @@ final class HTTPLoad: Sendable {
             case .send(let hop):
                 self.setCurrent(hop.request)
                 do {
-                    if let (previous, _) = response {
+                    if let previous = response {
                         response = nil
-                        try await self.discard(previous.body, url: hop.url, context: context)
+                        try await self.discard(previous.receiver, url: hop.url, context: context)
                     }
                     if let code = self.cancelCode { throw URLError.tether(code, url: hop.url) }
                     context.metrics?.willSend(hop.request, isRedirect: isRedirect)
@@ -292,19 +279,19 @@ final class HTTPLoad: Sendable {
                     let outgoing = try await self.outgoing(hop, bodySends: &bodySends, context: context)
                     sentRequest = Self.requestAsSent(hop.request, outgoing: outgoing.headers, hop: hop)
                     requestDate = clock.now
-                    let received = try await self.send(outgoing, for: hop, context: context)
-                    let headers = Self.headerDictionary(received.headers)
-                    response = (received, headers)
-                    let status = Int(received.status.code)
-                    context.metrics?.headArrived(version: received.version)
+                    let (receiver, head) = try await self.send(outgoing, for: hop, context: context)
+                    let headers = Self.headerDictionary(head.headers)
+                    response = (receiver, head, headers)
+                    let status = Int(head.status.code)
+                    context.metrics?.headArrived(version: head.version)
                     if let cache { Self.invalidate(cache, after: hop, status: status, headers: headers) }
                     action = machine.received(
                         status: status,
                         headers: headers,
-                        challenges: received.headers["WWW-Authenticate"],
+                        challenges: head.headers["WWW-Authenticate"],
                         version: VersionedHTTPURLResponse.versionString(
-                            major: received.version.major,
-                            minor: received.version.minor
+                            major: head.version.major,
+                            minor: head.version.minor
                         ),
                         requestDate: requestDate,
                         now: clock.now
@@ -333,8 +320,8 @@ final class HTTPLoad: Sendable {
                 )
             case .serveRevalidated(let entry):
                 if let metrics = context.metrics { metrics.setResponse(entry.makeServedResponse(now: clock.now)) }
-                if let (notModified, _) = response {
-                    try await self.discard(notModified.body, url: entry.url, context: context)
+                if let notModified = response {
+                    try await self.discard(notModified.receiver, url: entry.url, context: context)
                 }
                 var refreshed = entry
                 refreshed.varyValues = CacheRules.varyValues(for: sentRequest, headers: entry.headers)
@@ -342,22 +329,24 @@ final class HTTPLoad: Sendable {
                 try await self.deliver(entry, context: context)
                 return
             case .complete(let part):
-                guard let (rest, headers) = response else { throw URLError.tether(.unknown, url: part.url) }
+                guard let rest = response else { throw URLError.tether(.unknown, url: part.url) }
                 response = nil
                 let whole = try await self.completion(
                     of: part,
-                    with: rest,
-                    headers: headers,
+                    with: rest.receiver,
+                    head: rest.head,
+                    headers: rest.headers,
                     sent: sentRequest,
                     requestDate: requestDate,
                     context: context
                 )
                 action = machine.combined(whole)
             case .deliver(let request, let revalidated):
-                guard let (final, headers) = response else { throw URLError.tether(.unknown, url: request.url) }
+                guard let final = response else { throw URLError.tether(.unknown, url: request.url) }
                 try await self.deliverFinal(
-                    final,
-                    headerFields: headers,
+                    final.receiver,
+                    head: final.head,
+                    headerFields: final.headers,
                     request: request,
                     sent: sentRequest,
                     requestDate: requestDate,

@@ -2,10 +2,10 @@ import Foundation
 import NIOCore
 import TetherConcurrency
 
-/// The request body as an async sequence of `ByteBuffer`s that AsyncHTTPClient pulls with back-pressure.
+/// The request body as an async sequence of `ByteBuffer`s that the load hands to AsyncHTTPClient with back-pressure.
 ///
-/// Reports upload progress each time the engine asks for the next chunk (the previous one was handed over)
-/// and once at the end, so the last report carries the whole length.
+/// Reports upload progress for each chunk once it was handed over (``Iterator/reportHandedOver()``, else at the next
+/// call), so the last report carries the whole length.
 struct RequestBodySequence: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
 
@@ -48,6 +48,28 @@ struct RequestBodySequence: AsyncSequence, Sendable {
             self.progress = progress
         }
 
+        /// Whether the chunks returned so far make up the whole expected length (known lengths only): the body ends
+        /// with the last of them, without a read that finds the end.
+        var hasReachedExpectedLength: Bool {
+            self.expectedLength >= 0 && self.offset == self.expectedLength
+        }
+
+        /// Ends reading: closes a stream that was opened and not read to its end.
+        mutating func close() {
+            guard !self.isDone else { return }
+            self.isDone = true
+            if case .stream(let stream) = self.source, self.isOpened { stream.close() }
+        }
+
+        /// Reports the chunk `next()` just returned as handed to the connection now, instead of at the next call:
+        /// called before the chunk is written, so that no report comes after the response (a server may answer once
+        /// the last byte arrived).
+        mutating func reportHandedOver() {
+            guard self.lastChunk > 0 else { return }
+            self.progress(self.lastChunk, self.offset, self.expectedLength)
+            self.lastChunk = 0
+        }
+
         mutating func next() async throws -> ByteBuffer? {
             if self.lastChunk > 0 {
                 self.progress(self.lastChunk, self.offset, self.expectedLength)
@@ -81,6 +103,7 @@ struct RequestBodySequence: AsyncSequence, Sendable {
                 if failed {
                     // `streamError` is unimplemented on Linux: report the failure without it.
                     stream.close()
+                    self.isDone = true
                     throw URLError(.requestBodyStreamExhausted)
                 }
                 if count == 0 {

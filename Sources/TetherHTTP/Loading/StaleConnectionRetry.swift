@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -18,36 +19,40 @@ import Darwin
 /// NSURLConnection and browsers do.
 ///
 /// Only requests that may be repeated are: safe methods (RFC 9110 §9.2.1) without a body, and only for failures
-/// before any byte of a response arrived (the engine returns from `execute` once the response head is in, so every
-/// error it throws is such a failure); at most ``maximumAttempts`` sends in all, then the failure is the load's.
+/// before any byte of a response arrived (an attempt ends once the response head is in, so every error it throws is
+/// such a failure); at most ``maximumAttempts`` sends in all, then the failure is the load's.
 enum StaleConnectionRetry {
     /// Each stale connection in the pool costs one attempt; the pool rarely holds more than a couple.
     static let maximumAttempts = 3
 
-    static func execute(
-        _ request: HTTPClientRequest,
-        on client: HTTPClient,
-        logger: Logger?
-    ) async throws -> HTTPClientResponse {
-        var attempt = 1
+    /// Runs `attempt` (one send, up to the response head) until it succeeds, fails for another reason than a
+    /// closed connection, or ``maximumAttempts`` ran; `request` is not repeated unless ``mayRepeat(_:)``, nor once
+    /// `isStopped` (the load was cancelled).
+    static func execute<Result>(
+        _ request: HTTPClient.Request,
+        logger: Logger?,
+        isStopped: () -> Bool,
+        attempt: () async throws -> Result
+    ) async throws -> Result {
+        var count = 1
         while true {
             do {
-                return try await client.execute(request, deadline: .distantFuture, logger: logger)
+                return try await attempt()
             } catch
-                where attempt < Self.maximumAttempts && Self.mayRepeat(request) && Self.isClosedConnection(error)
-                && !Task.isCancelled
+                where count < Self.maximumAttempts && Self.mayRepeat(request) && Self.isClosedConnection(error)
+                && !isStopped()
             {
-                attempt += 1
+                count += 1
                 logger?.debug(
                     "retrying on a new connection after \(error)",
-                    metadata: ["url": "\(Redaction.url(request.url))"]
+                    metadata: ["url": "\(Redaction.url(request.url.absoluteString))"]
                 )
             }
         }
     }
 
     /// Safe methods without a body.
-    static func mayRepeat(_ request: HTTPClientRequest) -> Bool {
+    static func mayRepeat(_ request: HTTPClient.Request) -> Bool {
         request.body == nil && ["GET", "HEAD", "OPTIONS", "TRACE"].contains(request.method.rawValue)
     }
 
