@@ -99,7 +99,20 @@ enum NotesSoak {
                 nextSample = nextSample + .seconds(options.interval)
             }
         }
-        await writing.value
+        // A writer waits for a connection or a list for at most 60 s after the deadline; one still waiting 120 s after
+        // it waits for a request the service never answered.
+        if await !finishes(writing, within: .seconds(120)) {
+            let waits = tally.withLockedValue { $0.waits }
+            for (writer, wait) in waits.sorted(by: { $0.key < $1.key }) {
+                tally.withLockedValue {
+                    $0.violate("\(writer): no answer for \(ContinuousClock.now - wait.since) to \(wait.what)")
+                }
+            }
+            tally.withLockedValue { $0.violate("writers did not end within 120 s of the deadline") }
+            let report = NotesSoakReport(counters: tally.withLockedValue { $0 }, samples: samples, options: options)
+            for line in report.lines() { print(line) }
+            return false
+        }
         print("writing stopped; waiting for the watchers to catch up")
         await converge(watchers, tokens: tokens, port: ports[0], tally: tally)
         for watcher in watchers { await watcher.stop() }
@@ -158,6 +171,21 @@ enum NotesSoak {
                 )
             }
         }
+    }
+
+    /// Whether `task` ends within `limit`.
+    private static func finishes(_ task: Task<Void, Never>, within limit: Duration) async -> Bool {
+        let ended = NIOLockedValueBox(false)
+        let waiter = Task {
+            await task.value
+            ended.withLockedValue { $0 = true }
+        }
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline, !ended.withLockedValue({ $0 }) {
+            try? await Task.sleep(for: .milliseconds(200))
+        }
+        _ = waiter
+        return ended.withLockedValue { $0 }
     }
 
     /// Runs `work` (which waits for a process) on a thread of its own, not on the concurrency pool's.

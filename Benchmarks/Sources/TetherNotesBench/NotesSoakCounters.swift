@@ -37,6 +37,10 @@ struct NotesSoakCounters: Sendable {
 
     /// Every violation found, including those not kept in ``violations``.
     var violationCount = 0
+
+    /// What each writer is waiting for now (a request, a list, a connection), by writer, with when it began: what a
+    /// writer that never returns was waiting for.
+    var waits: [String: (what: String, since: ContinuousClock.Instant)] = [:]
 }
 
 /// The soak's counters behind a lock.

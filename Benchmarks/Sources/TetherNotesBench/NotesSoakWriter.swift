@@ -52,6 +52,9 @@ struct NotesSoakWriter {
             }
             guard let store = client else { break }
             let pending = nextRequest()
+            let server = port
+            tally.withLockedValue { $0.waits[prefix] = ("\(pending) through the server on port \(server)", .now) }
+            defer { tally.withLockedValue { $0.waits[prefix] = nil } }
             do {
                 try await perform(pending, on: store)
                 tally.withLockedValue { $0.acknowledged += 1 }
@@ -133,6 +136,10 @@ struct NotesSoakWriter {
     @discardableResult
     private mutating func check(through store: RemoteNoteStore, pending: Pending?) async -> Bool {
         let notes: [Note]
+        let writer = prefix
+        let after = pending.map { "\($0)" } ?? "the deadline"
+        tally.withLockedValue { $0.waits[writer] = ("a list (after \(after))", .now) }
+        defer { tally.withLockedValue { $0.waits[writer] = nil } }
         do {
             notes = try await store.list()
         } catch {
