@@ -2,7 +2,7 @@
 # The sockets' randomized tests (a model of each face's contract under schedules drawn from seeds) over many more
 # seeds than the test suite runs: batch after batch of fresh seeds until the time is up. A failing schedule prints
 # its seed; replay it with TETHER_SIM_SEED=<seed> swift test --filter <suite>.
-#   scripts/simulate.sh [--seconds N] [--face gcd|runloop|udp|udpsocket|async|all] [--batch N] [--sanitize thread]
+#   scripts/simulate.sh [--seconds N] [--face gcd|gcdtls|runloop|udp|udpsocket|async|all] [--batch N] [--sanitize thread]
 # Seeds run one test case at a time (--no-parallel): a batch of hundreds of cases started at once would each run
 # past its suite's time limit.
 set -uo pipefail
@@ -18,19 +18,20 @@ while [ $# -gt 0 ]; do
         --face) face=$2; shift 2 ;;
         --batch) batch=$2; shift 2 ;;
         --sanitize) sanitize=(--sanitize="$2" --scratch-path .build-tsan); shift 2 ;;
-        *) echo "usage: scripts/simulate.sh [--seconds N] [--face gcd|runloop|udp|udpsocket|async|all] [--batch N]" >&2
+        *) echo "usage: scripts/simulate.sh [--seconds N] [--face gcd|gcdtls|runloop|udp|udpsocket|async|all] [--batch N]" >&2
             exit 64 ;;
     esac
 done
 
 declare -A suites=(
     [gcd]=GCDAsyncSocketSimulationTests
+    [gcdtls]=GCDAsyncSocketTLSSimulationTests
     [runloop]=AsyncSocketRandomizedTests
     [udp]=UDPSimulationTests
     [udpsocket]=UDPSocketSimulationTests
     [async]=TCPConnectionSimulationTests
 )
-if [ "$face" = all ]; then faces=(gcd runloop udp udpsocket async); else faces=("$face"); fi
+if [ "$face" = all ]; then faces=(gcd gcdtls runloop udp udpsocket async); else faces=("$face"); fi
 for f in "${faces[@]}"; do
     [ -n "${suites[$f]:-}" ] || { echo "unknown face: $f" >&2; exit 64; }
 done

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOPosix
+import NIOSSL
 import Testing
 import TetherConcurrency
 import TetherTestSupport
@@ -43,17 +44,30 @@ import TetherTestSupport
     }
 
     /// Runs one schedule; returns its violations and how many operations it issued (reads, writes, the ending).
+    /// A TLS schedule (``SocketSchedule/tls``) needs `tls`: the socket's client settings and the peer's context.
     static func run(
         _ schedule: SocketSchedule,
-        delivery: GCDAsyncSocket.CallbackDelivery
+        delivery: GCDAsyncSocket.CallbackDelivery,
+        tls: (client: TLSSettings, server: NIOSSLContext)? = nil
     ) async throws -> ([String], Int) {
         let listener = try RawListener()
         defer { listener.close() }
-        let driver = try start(schedule, delivery: delivery, port: listener.port)
+        let driver = try start(schedule, delivery: delivery, port: listener.port, tlsSettings: tls?.client)
         weak let weakSocket = driver.holder.withLock { $0 }
         let accepted = try await onThread { listener.accept() }
         accepted.release()
-        let peer = StreamingPeer(fd: accepted.fd, stream: schedule.stream)
+        let peer: any SimulationPeer
+        if let tls, let switchAt = schedule.tls {
+            peer = try await TLSStreamingPeer(
+                fd: accepted.fd,
+                stream: schedule.stream,
+                plaintextSent: switchAt.plaintextSent,
+                plaintextReceived: switchAt.plaintextReceived,
+                context: tls.server
+            )
+        } else {
+            peer = StreamingPeer(fd: accepted.fd, stream: schedule.stream)
+        }
         var limit: Int?
         if case .peerCloses(let length) = schedule.ending { limit = length }
         peer.start(seed: schedule.peerSeed, limit: limit)
@@ -104,10 +118,16 @@ import TetherTestSupport
     private static func start(
         _ schedule: SocketSchedule,
         delivery: GCDAsyncSocket.CallbackDelivery,
-        port: UInt16
+        port: UInt16,
+        tlsSettings: TLSSettings?
     ) throws -> GCDSimulationDriver {
         let socket = GCDAsyncSocket()
-        let driver = GCDSimulationDriver(schedule: schedule, delivery: delivery, socket: socket)
+        let driver = GCDSimulationDriver(
+            schedule: schedule,
+            delivery: delivery,
+            socket: socket,
+            tlsSettings: tlsSettings
+        )
         socket.setDelegate(driver, delegateQueue: driver.queue)
         socket.callbackDelivery = delivery
         try socket.connect(toHost: "127.0.0.1", onPort: port, withTimeout: 5)
@@ -123,8 +143,11 @@ import TetherTestSupport
     }
 
     /// The end's checks: what the peer received, the close's kind, and a timeout's timing.
-    private static func check(_ schedule: SocketSchedule, driver: GCDSimulationDriver, peer: StreamingPeer) -> [String]
-    {
+    private static func check(
+        _ schedule: SocketSchedule,
+        driver: GCDSimulationDriver,
+        peer: any SimulationPeer
+    ) -> [String] {
         var problems: [String] = []
         let model = driver.model.withLock { $0 }
         let checks = driver.checks.withLock { $0 }

@@ -91,7 +91,7 @@ struct ReadModel {
         default: violation("read \(tag) \(reads[tag]) at \(offset) got \(data.count) bytes, owed \(owed)")
         }
         if !data.elementsEqual(stream.bytes(offset..<offset + data.count)) {
-            violation("read \(tag) at \(offset) got bytes that are not the stream's there")
+            violation("read \(tag) at \(offset) got bytes that are not the stream's there (\(mismatch(data)))")
         }
         if let (storage, at) = buffer {
             let stored =
@@ -101,6 +101,17 @@ struct ReadModel {
         }
         completed += 1
         offset += data.count
+    }
+
+    /// Where `data` (read at `offset`) first differs from the stream, and where in the stream its first bytes are.
+    private func mismatch(_ data: Data) -> String {
+        let expected = stream.bytes(offset..<offset + data.count)
+        let first = zip(data, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? 0
+        let probe = Array(data.prefix(24))
+        let window = max(0, offset - 200_000)..<(offset + 200_000)
+        let found = probe.count < 8 ? nil : window.first { stream.bytes($0..<$0 + probe.count) == probe }
+        return "first wrong byte at +\(first); its first \(probe.count) bytes are the stream's at "
+            + (found.map(String.init) ?? "no offset nearby")
     }
 
     mutating func didWrite(tag: Int) {

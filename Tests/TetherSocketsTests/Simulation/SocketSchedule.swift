@@ -79,8 +79,14 @@ struct SocketSchedule: CustomStringConvertible {
     let ending: Ending
     /// The peer's pauses and chunk sizes are drawn from this seed.
     let peerSeed: UInt64
+    /// A TLS schedule: `startTLS` is issued just before step `tls.step`'s write and read (after every step when it
+    /// equals the count); the peer switches to TLS after `plaintextSent` bytes of its stream and `plaintextReceived`
+    /// bytes of the socket's, which the steps before it read and write exactly.
+    let tls: (step: Int, plaintextSent: Int, plaintextReceived: Int)?
 
-    init(seed: UInt64) {
+    /// A schedule of `seed`; with `tls`, one that switches to TLS at a drawn step (the plaintext schedule of a seed
+    /// draws the same whether or not TLS schedules exist).
+    init(seed: UInt64, tls: Bool = false) {
         var random = SeededGenerator(seed: seed)
         self.seed = seed
         let separatorLength = Int.random(in: 1...2, using: &random)
@@ -91,7 +97,8 @@ struct SocketSchedule: CustomStringConvertible {
         peerSeed = random.next()
         let count = Int.random(in: 20...300, using: &random)
         let drawn = stream
-        steps = (0..<count).map { _ in Self.step(stream: drawn, using: &random) }
+        var steps = (0..<count).map { _ in Self.step(stream: drawn, using: &random) }
+        var ending: Ending
         switch Int.random(in: 0..<6, using: &random) {
         case 0: ending = .disconnect
         case 1: ending = .disconnectAfterReading(finalReads: Int.random(in: 1...3, using: &random))
@@ -104,6 +111,35 @@ struct SocketSchedule: CustomStringConvertible {
             )
         default: ending = .release
         }
+        guard tls else {
+            self.steps = steps
+            self.ending = ending
+            self.tls = nil
+            return
+        }
+        // Before the switch only reads whose length the stream decides (so that they take exactly the plaintext):
+        // a read of what is available becomes a read of a length, a separator read loses its maximum.
+        let switchStep = random.chance(0.3) ? 0 : Int.random(in: 0...min(count, 40), using: &random)
+        var plaintext = 0
+        var written = 0
+        for index in 0..<switchStep {
+            switch steps[index].read {
+            case .available(let max, let buffered): steps[index].read = .length(max == 0 ? 16 : max, buffered: buffered)
+            case .separator(let separator, _): steps[index].read = .separator(separator, maxLength: 0)
+            case .length: break
+            }
+            switch steps[index].read {
+            case .length(let length, _): plaintext += length
+            case .separator:
+                plaintext = drawn.separatorEnd(from: plaintext, limit: plaintext + 1 << 24) ?? plaintext
+            case .available: break
+            }
+            written += steps[index].write ?? 0
+        }
+        if case .peerCloses(let length) = ending { ending = .peerCloses(streamLength: plaintext + length) }
+        self.steps = steps
+        self.ending = ending
+        self.tls = (switchStep, plaintext, written)
     }
 
     private static func step(stream: SimulatedStream, using random: inout SeededGenerator) -> Step {
@@ -135,7 +171,11 @@ struct SocketSchedule: CustomStringConvertible {
     }
 
     var description: String {
-        "seed \(seed): stream(sep \(stream.separator)), \(steps.count) steps, ends \(ending): "
+        "seed \(seed): stream(sep \(stream.separator)), \(steps.count) steps, ends \(ending)"
+            + (tls.map {
+                ", TLS before step \($0.step) (plaintext \($0.plaintextSent) in, \($0.plaintextReceived) out)"
+            } ?? "")
+            + ": "
             + steps.map(\.description).joined(separator: " ")
     }
 }
