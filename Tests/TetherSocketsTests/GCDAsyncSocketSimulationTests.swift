@@ -153,8 +153,12 @@ import TetherTestSupport
         let checks = driver.checks.withLock { $0 }
         let received = peer.state.withLock { $0 }
         if let wrong = received.firstWrongByte { problems.append("the peer received a wrong byte at \(wrong)") }
-        // A reset (the socket closed with bytes it never read) may lose what was still in flight; a FIN may not.
+        // A reset (the socket closed with bytes it never read, or the peer's bytes reached it once closed) may lose
+        // what was still in flight; a FIN (over TLS: the socket's close_notify) may not.
         let orderly = received.endErrno == 0
+        if received.endErrno == StreamingPeer.State.raggedEnd {
+            problems.append("the socket's TLS stream ended without close_notify, and not by a reset")
+        }
         if (orderly && received.received < model.completedWriteBytes) || received.received > model.writtenBytes {
             problems.append(
                 "the peer received \(received.received) bytes; \(model.completedWriteBytes) were reported written of "

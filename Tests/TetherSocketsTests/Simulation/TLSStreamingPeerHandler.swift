@@ -33,6 +33,12 @@ final class TLSStreamingPeerHandler: ChannelInboundHandler {
     private var scheduled = false
     private var stopped = false
     private var ended = false
+    /// NIOSSL saw the TCP stream end without the socket's close_notify (a ragged end).
+    private var unclean = false
+    /// Both close_notify alerts were exchanged (NIOSSL may close the channel before it reports the input closed).
+    private var shutdownCompleted = false
+    /// The errno of a write the kernel refused (the socket's reset, seen on the sending side).
+    private var writeErrno: Int32?
 
     init(
         stream: SimulatedStream,
@@ -115,7 +121,11 @@ final class TLSStreamingPeerHandler: ChannelInboundHandler {
         sent = end
         state.withLock { $0.sent = end }
         scheduled = true
-        context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+        let written = context.eventLoop.makePromise(of: Void.self)
+        written.futureResult.assumeIsolated().whenFailure { error in
+            if let error = error as? IOError, self.writeErrno == nil { self.writeErrno = error.errnoCode }
+        }
+        context.writeAndFlush(wrapOutboundOut(buffer), promise: written)
         let loop = context.eventLoop.assumeIsolated()
         if random.chance(0.05) {
             loop.scheduleTask(in: .microseconds(Int64.random(in: 0...2_000, using: &random))) { self.sendNext() }
@@ -182,9 +192,13 @@ final class TLSStreamingPeerHandler: ChannelInboundHandler {
         if String(describing: event).hasPrefix("handshakeCompleted") {
             secure = true
             resume()
+        } else if String(describing: event) == "shutdownCompleted" {
+            shutdownCompleted = true
         } else if case .inputClosed = event as? ChannelEvent {
             // The socket's side ended: so does this one (a TLS socket waits for the answer to its close_notify).
-            end(errno: 0)
+            // Over TLS the end is orderly only with the socket's close_notify: NIOSSL reports a ragged end (the TCP
+            // stream ended without one) as `uncleanShutdown` first.
+            end(errno: switched && unclean ? raggedEnd : 0)
             context.close(promise: nil)
         }
         context.fireUserInboundEventTriggered(event)
@@ -194,8 +208,9 @@ final class TLSStreamingPeerHandler: ChannelInboundHandler {
         if let error = error as? IOError {
             end(errno: error.errnoCode)
         } else if let error = error as? NIOSSLError, case .uncleanShutdown = error {
-            // A close without close_notify: every byte before it arrived.
-            end(errno: 0)
+            // The TCP stream ended without close_notify: the end (input closed, or the channel gone) follows.
+            unclean = true
+            return
         } else {
             end(errno: -1)
         }
@@ -203,9 +218,16 @@ final class TLSStreamingPeerHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        end(errno: 0)
+        // Gone without an input-closed event: in plaintext a FIN; over TLS orderly only once both close_notify
+        // alerts were exchanged (NIOSSL closes the channel before it reports the input closed when this side had
+        // closed its output first).
+        end(errno: switched && !shutdownCompleted ? raggedEnd : writeErrno ?? 0)
         context.fireChannelInactive()
     }
+
+    /// How a ragged TLS end is counted: the errno a refused write saw (the socket reset the connection, which may
+    /// lose what it had written last), else ``StreamingPeer/State/raggedEnd``.
+    private var raggedEnd: Int32 { writeErrno ?? StreamingPeer.State.raggedEnd }
 
     private func end(errno code: Int32) {
         guard !ended else { return }
