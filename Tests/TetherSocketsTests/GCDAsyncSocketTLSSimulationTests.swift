@@ -27,29 +27,12 @@ import TetherTestSupport
             )
         )
         let client = try certificates.client()
-        var failures: [String] = []
-        var operations = 0
-        for seed in Self.seeds {
-            let schedule = SocketSchedule(seed: seed, tls: true)
-            let (violations, count) = try await GCDAsyncSocketSimulationTests.run(
-                schedule,
-                delivery: delivery,
-                tls: (client, server)
-            )
-            operations += count
-            if !violations.isEmpty {
-                failures.append(
-                    "TETHER_SIM_SEED=\(seed) (\(delivery), TLS): \(violations.prefix(5).joined(separator: "; "))\n"
-                        + "  schedule: " + String(schedule.description.prefix(1_500))
-                )
-            }
-        }
-        SeededGenerator.report(
+        try await GCDAsyncSocketSimulationTests.simulate(
             face: "GCDAsyncSocket TLS(\(delivery))",
-            schedules: Self.seeds.count,
-            operations: operations,
-            failing: failures.count
-        )
-        #expect(failures.isEmpty, "\(failures.count) schedules failed:\n\(failures.prefix(3).joined(separator: "\n"))")
+            seeds: Self.seeds,
+            tls: true
+        ) { schedule in
+            try await GCDAsyncSocketSimulationTests.run(schedule, delivery: delivery, tls: (client, server))
+        }
     }
 }

@@ -49,7 +49,13 @@ struct ReadModel {
 
     /// Issues a write of `size` bytes; returns its tag and its bytes.
     mutating func issueWrite(size: Int) -> (tag: Int, bytes: Data) {
-        let bytes = Data((writtenBytes..<writtenBytes + size).map(SimulatedStream.written(at:)))
+        let start = writtenBytes
+        let bytes = Data(
+            [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+                for index in 0..<size { buffer[index] = SimulatedStream.written(at: start + index) }
+                count = size
+            }
+        )
         writtenBytes += size
         writes.append(size)
         return (writes.count - 1, bytes)
@@ -90,7 +96,7 @@ struct ReadModel {
         case .someBytes(let max) where data.count >= 1 && (max == 0 || data.count <= max): break
         default: violation("read \(tag) \(reads[tag]) at \(offset) got \(data.count) bytes, owed \(owed)")
         }
-        if !data.elementsEqual(stream.bytes(offset..<offset + data.count)) {
+        if !stream.matches(data, at: offset) {
             violation("read \(tag) at \(offset) got bytes that are not the stream's there (\(mismatch(data)))")
         }
         if let (storage, at) = buffer {
@@ -126,7 +132,7 @@ struct ReadModel {
     /// The close's leftover bytes are the stream's, from the first byte no read took.
     mutating func checkUnread(_ unread: Data?) {
         guard let unread, !unread.isEmpty else { return }
-        if !unread.elementsEqual(stream.bytes(offset..<offset + unread.count)) {
+        if !stream.matches(unread, at: offset) {
             violation("the close's \(unread.count) unread bytes are not the stream's from \(offset)")
         }
     }

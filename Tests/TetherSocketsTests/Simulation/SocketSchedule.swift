@@ -85,8 +85,10 @@ struct SocketSchedule: CustomStringConvertible {
     let tls: (step: Int, plaintextSent: Int, plaintextReceived: Int)?
 
     /// A schedule of `seed`; with `tls`, one that switches to TLS at a drawn step (the plaintext schedule of a seed
-    /// draws the same whether or not TLS schedules exist).
-    init(seed: UInt64, tls: Bool = false) {
+    /// draws the same whether or not TLS schedules exist). A `long` schedule (``SeededGenerator/isLong``) has
+    /// 2,000–5,000 steps, and draws the separator maxima that end a life early (a separator past them) rarely
+    /// enough that most of its steps run.
+    init(seed: UInt64, tls: Bool = false, long: Bool = SeededGenerator.isLong) {
         var random = SeededGenerator(seed: seed)
         self.seed = seed
         let separatorLength = Int.random(in: 1...2, using: &random)
@@ -95,9 +97,9 @@ struct SocketSchedule: CustomStringConvertible {
             separator: (0..<separatorLength).map { _ in UInt8.random(in: 0..<SimulatedStream.alphabet, using: &random) }
         )
         peerSeed = random.next()
-        let count = Int.random(in: 20...300, using: &random)
+        let count = long ? Int.random(in: 2_000...5_000, using: &random) : Int.random(in: 20...300, using: &random)
         let drawn = stream
-        var steps = (0..<count).map { _ in Self.step(stream: drawn, using: &random) }
+        var steps = (0..<count).map { _ in Self.step(stream: drawn, long: long, using: &random) }
         var ending: Ending
         switch Int.random(in: 0..<6, using: &random) {
         case 0: ending = .disconnect
@@ -142,7 +144,7 @@ struct SocketSchedule: CustomStringConvertible {
         self.tls = (switchStep, plaintext, written)
     }
 
-    private static func step(stream: SimulatedStream, using random: inout SeededGenerator) -> Step {
+    private static func step(stream: SimulatedStream, long: Bool, using random: inout SeededGenerator) -> Step {
         let read: Read
         switch Int.random(in: 0..<10, using: &random) {
         case 0...1:
@@ -153,12 +155,16 @@ struct SocketSchedule: CustomStringConvertible {
                 random.chance(0.1) ? Int.random(in: 1...90_000, using: &random) : Int.random(in: 1...64, using: &random)
             read = .length(length, buffered: random.chance(0.2))
         default:
-            // A small maximum ends the life early (the read maxes out): rarely, so that most schedules run on.
+            // A small maximum ends the life early (the read maxes out): rarely, so that most schedules run on. A
+            // two-byte separator is past 512 bytes in about one read of 36: a long schedule draws 512 rarely too.
             let max =
                 random.chance(0.6)
                 ? 0
-                : random.chance(0.05)
-                    ? [2, 8].randomElement(using: &random)! : [512, 4_096, 65_536].randomElement(using: &random)!
+                : random.chance(long ? 0.000_5 : 0.05)
+                    ? [2, 8].randomElement(using: &random)!
+                    : long && random.chance(0.97)
+                        ? [4_096, 65_536].randomElement(using: &random)!
+                        : [512, 4_096, 65_536].randomElement(using: &random)!
             read = .separator(stream.separator, maxLength: max)
         }
         return Step(

@@ -72,7 +72,7 @@ final class StreamingPeer: @unchecked Sendable {
                 }
             }
             offset = end
-            if random.chance(0.05) { usleep(UInt32.random(in: 0...2_000, using: &random)) }
+            if random.chance(0.05) { usleep(SeededGenerator.pause(UInt32.random(in: 0...2_000, using: &random))) }
         }
         if limit != nil && !state.withLock({ $0.stopRequested }) { shutdown(fd, Int32(SHUT_WR)) }
         senderStopped.set(state.withLock { $0.sent })

@@ -128,7 +128,8 @@ final class TLSStreamingPeerHandler: ChannelInboundHandler {
         context.writeAndFlush(wrapOutboundOut(buffer), promise: written)
         let loop = context.eventLoop.assumeIsolated()
         if random.chance(0.05) {
-            loop.scheduleTask(in: .microseconds(Int64.random(in: 0...2_000, using: &random))) { self.sendNext() }
+            let pause = SeededGenerator.pause(UInt32.random(in: 0...2_000, using: &random))
+            loop.scheduleTask(in: .microseconds(Int64(pause))) { self.sendNext() }
         } else {
             loop.execute { self.sendNext() }
         }
