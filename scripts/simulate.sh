@@ -2,7 +2,11 @@
 # The sockets' randomized tests (a model of each face's contract under schedules drawn from seeds) over many more
 # seeds than the test suite runs: batch after batch of fresh seeds until the time is up. A failing schedule prints
 # its seed; replay it with TETHER_SIM_SEED=<seed> swift test --filter <suite>.
-#   scripts/simulate.sh [--seconds N] [--face gcd|runloop|udp|udpsocket|async|all] [--batch N] [--sanitize thread]
+#   scripts/simulate.sh [--seconds N] [--face gcd|gcdtls|runloop|udp|udpsocket|async|all] [--batch N] [--long]
+#                       [--sanitize thread]
+# --long (TETHER_SIM_LONG=1, read by the suites that have it: gcd, gcdtls): each schedule runs thousands of operations
+# on its connection, the peers pause a tenth as long, and TETHER_SIM_CONCURRENCY (4) schedules run at once in one
+# process; a batch is 8 seeds unless --batch says otherwise. The totals give each face's operations per second.
 # Seeds run one test case at a time (--no-parallel): a batch of hundreds of cases started at once would each run
 # past its suite's time limit.
 set -uo pipefail
@@ -10,27 +14,30 @@ cd "$(dirname "$0")/.."
 
 seconds=600
 face=all
-batch=200
+batch=
 sanitize=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --seconds) seconds=$2; shift 2 ;;
         --face) face=$2; shift 2 ;;
         --batch) batch=$2; shift 2 ;;
+        --long) export TETHER_SIM_LONG=1; shift ;;
         --sanitize) sanitize=(--sanitize="$2" --scratch-path .build-tsan); shift 2 ;;
-        *) echo "usage: scripts/simulate.sh [--seconds N] [--face gcd|runloop|udp|udpsocket|async|all] [--batch N]" >&2
+        *) echo "usage: scripts/simulate.sh [--seconds N] [--face gcd|gcdtls|runloop|udp|udpsocket|async|all] [--batch N] [--long]" >&2
             exit 64 ;;
     esac
 done
 
 declare -A suites=(
     [gcd]=GCDAsyncSocketSimulationTests
+    [gcdtls]=GCDAsyncSocketTLSSimulationTests
     [runloop]=AsyncSocketRandomizedTests
     [udp]=UDPSimulationTests
     [udpsocket]=UDPSocketSimulationTests
     [async]=TCPConnectionSimulationTests
 )
-if [ "$face" = all ]; then faces=(gcd runloop udp udpsocket async); else faces=("$face"); fi
+if [ -z "$batch" ]; then batch=$([ -n "${TETHER_SIM_LONG:-}" ] && echo 8 || echo 200); fi
+if [ "$face" = all ]; then faces=(gcd gcdtls runloop udp udpsocket async); else faces=("$face"); fi
 for f in "${faces[@]}"; do
     [ -n "${suites[$f]:-}" ] || { echo "unknown face: $f" >&2; exit 64; }
 done
@@ -39,14 +46,16 @@ swift build --build-tests "${sanitize[@]}" || exit 1
 deadline=$(($(date +%s) + seconds))
 offset=1000
 status=0
-declare -A schedules operations
+declare -A schedules operations elapsed
 log=$(mktemp)
 while [ "$(date +%s)" -lt "$deadline" ]; do
     for f in "${faces[@]}"; do
         suite=${suites[$f]}
+        started=$(date +%s)
         TETHER_SIM_SEEDS=$batch TETHER_SIM_OFFSET=$offset swift test --skip-build --no-parallel "${sanitize[@]}" \
             --filter "TetherSocketsTests.$suite" >"$log" 2>&1
         code=$?
+        elapsed[$f]=$((${elapsed[$f]:-0} + $(date +%s) - started))
         if ! grep -q "Test run with" "$log"; then
             echo "$f: the suite did not run (no such test yet?)"; continue
         fi
@@ -68,6 +77,8 @@ while [ "$(date +%s)" -lt "$deadline" ]; do
 done
 rm -f "$log"
 for f in "${faces[@]}"; do
-    echo "$f: ${schedules[$f]:-0} schedules, ${operations[$f]:-0} operations counted$([ "$status" -eq 0 ] && echo ', no violation')"
+    seconds_run=${elapsed[$f]:-0}
+    rate=$([ "$seconds_run" -gt 0 ] && echo $((${operations[$f]:-0} / seconds_run)) || echo 0)
+    echo "$f: ${schedules[$f]:-0} schedules, ${operations[$f]:-0} operations counted in ${seconds_run} s ($rate a second)$([ "$status" -eq 0 ] && echo ', no violation')"
 done
 exit $status

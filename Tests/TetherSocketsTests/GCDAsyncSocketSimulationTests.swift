@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOPosix
+import NIOSSL
 import Testing
 import TetherConcurrency
 import TetherTestSupport
@@ -14,71 +15,102 @@ import TetherTestSupport
 /// the socket's loop), never two at once, none after the one disconnect; a close carries exactly the bytes no read
 /// took; a timeout fires no earlier than asked and at most 3 s later; the socket's descriptor is closed at the end.
 ///
-/// `TETHER_SIM_SEEDS=N` runs N seeds per delivery, `TETHER_SIM_SEED=S` replays one (`scripts/simulate.sh`).
+/// `TETHER_SIM_SEEDS=N` runs N seeds per delivery, `TETHER_SIM_SEED=S` replays one (`scripts/simulate.sh`);
+/// `TETHER_SIM_LONG=1` draws schedules of thousands of steps and runs several at once (``SeededGenerator/isLong``);
+/// `TETHER_SIM_TIMING=1` prints where each schedule's time went.
 @Suite struct GCDAsyncSocketSimulationTests {
     static let seeds = SeededGenerator.seeds(first: 1, count: 16)
 
     @Test(arguments: [GCDAsyncSocket.CallbackDelivery.delegateQueue, .eventLoop])
     func randomSchedulesKeepTheContract(delivery: GCDAsyncSocket.CallbackDelivery) async throws {
-        var failures: [String] = []
-        var operations = 0
-        for seed in Self.seeds {
-            let schedule = SocketSchedule(seed: seed)
-            let (violations, count) = try await Self.run(schedule, delivery: delivery)
-            operations += count
-            if !violations.isEmpty {
-                failures.append(
-                    "TETHER_SIM_SEED=\(seed) (\(delivery)): \(violations.prefix(5).joined(separator: "; "))\n  schedule: "
-                        + String(schedule.description.prefix(1_500))
-                )
-            }
+        try await Self.simulate(face: "GCDAsyncSocket(\(delivery))", seeds: Self.seeds, tls: false) { schedule in
+            try await Self.run(schedule, delivery: delivery)
         }
+    }
+
+    /// Runs a schedule of every seed (``SeededGenerator/concurrency`` at a time), reports the count, and expects
+    /// no violation; a failure names its seed's replay and its schedule.
+    static func simulate(
+        face: String,
+        seeds: [UInt64],
+        tls: Bool,
+        _ run: @escaping @Sendable (SocketSchedule) async throws -> ([String], Int)
+    ) async throws {
+        let results = try await SeededGenerator.run(seeds) { seed in
+            let schedule = SocketSchedule(seed: seed, tls: tls)
+            let (violations, count) = try await run(schedule)
+            let failure =
+                violations.isEmpty
+                ? nil
+                : "\(SeededGenerator.replay(seed)) (\(face)): \(violations.prefix(5).joined(separator: "; "))\n  schedule: "
+                    + String(schedule.description.prefix(1_500))
+            return (failure, count)
+        }
+        let failures = results.compactMap(\.0)
         SeededGenerator.report(
-            face: "GCDAsyncSocket(\(delivery))",
-            schedules: Self.seeds.count,
-            operations: operations,
+            face: face,
+            schedules: seeds.count,
+            operations: results.map(\.1).reduce(0, +),
             failing: failures.count
         )
         #expect(failures.isEmpty, "\(failures.count) schedules failed:\n\(failures.prefix(3).joined(separator: "\n"))")
     }
 
     /// Runs one schedule; returns its violations and how many operations it issued (reads, writes, the ending).
+    /// A TLS schedule (``SocketSchedule/tls``) needs `tls`: the socket's client settings and the peer's context.
     static func run(
         _ schedule: SocketSchedule,
-        delivery: GCDAsyncSocket.CallbackDelivery
+        delivery: GCDAsyncSocket.CallbackDelivery,
+        tls: (client: TLSSettings, server: NIOSSLContext)? = nil
     ) async throws -> ([String], Int) {
+        let t0 = ContinuousClock.now
+        // A long schedule (``SeededGenerator/isLong``) has more steps: its end may take longer.
+        let bound: Duration = .seconds(60 + schedule.steps.count / 20)
         let listener = try RawListener()
         defer { listener.close() }
-        let driver = try start(schedule, delivery: delivery, port: listener.port)
+        let driver = try start(schedule, delivery: delivery, port: listener.port, tlsSettings: tls?.client)
         weak let weakSocket = driver.holder.withLock { $0 }
         let accepted = try await onThread { listener.accept() }
         accepted.release()
-        let peer = StreamingPeer(fd: accepted.fd, stream: schedule.stream)
+        let peer: any SimulationPeer
+        if let tls, let switchAt = schedule.tls {
+            peer = try await TLSStreamingPeer(
+                fd: accepted.fd,
+                stream: schedule.stream,
+                plaintextSent: switchAt.plaintextSent,
+                plaintextReceived: switchAt.plaintextReceived,
+                context: tls.server
+            )
+        } else {
+            peer = StreamingPeer(fd: accepted.fd, stream: schedule.stream)
+        }
         var limit: Int?
         if case .peerCloses(let length) = schedule.ending { limit = length }
         peer.start(seed: schedule.peerSeed, limit: limit)
         var problems: [String] = []
+        let t1 = ContinuousClock.now
         do {
             switch schedule.ending {
             case .stall(let timeout, _):
-                try await driver.needsTask.wait(timeout: .seconds(60))
+                try await driver.needsTask.wait(timeout: bound)
                 let sent = try await peer.stopSending()
                 if driver.ended.value == nil, let socket = driver.holder.withLock({ $0 }) {
                     driver.issueStallRead(socket, sent: sent, timeout: timeout)
                 }
-                try await driver.ended.wait(timeout: .seconds(60))
+                try await driver.ended.wait(timeout: bound)
             case .release:
-                _ = try await peer.receiverEnded.wait(timeout: .seconds(60))
+                _ = try await peer.receiverEnded.wait(timeout: bound)
             default:
-                try await driver.ended.wait(timeout: .seconds(60))
+                try await driver.ended.wait(timeout: bound)
             }
         } catch {
             let model = driver.model.withLock { $0 }
             problems.append(
-                "no end within 60 s: \(model.completed) of \(model.reads.count) reads and \(model.writesCompleted) of "
+                "no end within \(bound): \(model.completed) of \(model.reads.count) reads and \(model.writesCompleted) of "
                     + "\(model.writes.count) writes done, offset \(model.offset), current \(String(describing: model.current))"
             )
         }
+        let t2 = ContinuousClock.now
         // Every callback already queued has run: one that comes after the disconnect is on the record.
         if delivery == .delegateQueue { driver.queue.sync {} }
         if let loop = driver.loop { try await loop.submit {}.get() }
@@ -87,10 +119,20 @@ import TetherTestSupport
         if (try? await peer.receiverEnded.wait(timeout: .seconds(20))) == nil {
             problems.append("the peer never saw the socket's side end")
         }
+        let t3 = ContinuousClock.now
         try await peer.close()
+        let t4 = ContinuousClock.now
         problems += driver.violations + check(schedule, driver: driver, peer: peer)
         driver.holder.withLock { $0 = nil }
         try await OpenSockets.waitUntilClosed(port: Int(listener.port), ends: .clients)
+        let t5 = ContinuousClock.now
+        // `TETHER_SIM_TIMING=1`: where a schedule's time went.
+        if ProcessInfo.processInfo.environment["TETHER_SIM_TIMING"] != nil {
+            print(
+                "timing seed \(schedule.seed) \(schedule.ending): setup \(t1 - t0), steps \(t2 - t1), "
+                    + "peer's end \(t3 - t2), peer's close \(t4 - t3), descriptors closed \(t5 - t4)"
+            )
+        }
         if case .release = schedule.ending, driver.checks.withLock({ $0.endingStarted }) {
             if weakSocket != nil { problems.append("the released socket is still alive") }
             if driver.checks.withLock({ $0.disconnects }) > 0 {
@@ -104,10 +146,16 @@ import TetherTestSupport
     private static func start(
         _ schedule: SocketSchedule,
         delivery: GCDAsyncSocket.CallbackDelivery,
-        port: UInt16
+        port: UInt16,
+        tlsSettings: TLSSettings?
     ) throws -> GCDSimulationDriver {
         let socket = GCDAsyncSocket()
-        let driver = GCDSimulationDriver(schedule: schedule, delivery: delivery, socket: socket)
+        let driver = GCDSimulationDriver(
+            schedule: schedule,
+            delivery: delivery,
+            socket: socket,
+            tlsSettings: tlsSettings
+        )
         socket.setDelegate(driver, delegateQueue: driver.queue)
         socket.callbackDelivery = delivery
         try socket.connect(toHost: "127.0.0.1", onPort: port, withTimeout: 5)
@@ -123,15 +171,22 @@ import TetherTestSupport
     }
 
     /// The end's checks: what the peer received, the close's kind, and a timeout's timing.
-    private static func check(_ schedule: SocketSchedule, driver: GCDSimulationDriver, peer: StreamingPeer) -> [String]
-    {
+    private static func check(
+        _ schedule: SocketSchedule,
+        driver: GCDSimulationDriver,
+        peer: any SimulationPeer
+    ) -> [String] {
         var problems: [String] = []
         let model = driver.model.withLock { $0 }
         let checks = driver.checks.withLock { $0 }
         let received = peer.state.withLock { $0 }
         if let wrong = received.firstWrongByte { problems.append("the peer received a wrong byte at \(wrong)") }
-        // A reset (the socket closed with bytes it never read) may lose what was still in flight; a FIN may not.
+        // A reset (the socket closed with bytes it never read, or the peer's bytes reached it once closed) may lose
+        // what was still in flight; a FIN (over TLS: the socket's close_notify) may not.
         let orderly = received.endErrno == 0
+        if received.endErrno == StreamingPeer.State.raggedEnd {
+            problems.append("the socket's TLS stream ended without close_notify, and not by a reset")
+        }
         if (orderly && received.received < model.completedWriteBytes) || received.received > model.writtenBytes {
             problems.append(
                 "the peer received \(received.received) bytes; \(model.completedWriteBytes) were reported written of "

@@ -35,6 +35,50 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
         return (0..<UInt64(max(total, 0))).map { first &+ offset &+ $0 }
     }
 
+    /// Long mode (`TETHER_SIM_LONG=1`, `scripts/simulate.sh --long`): each schedule runs many more operations on its
+    /// connection, the peers' pauses are a tenth as long (still drawn, still there), and a test runs
+    /// ``concurrency`` schedules at once. A failure's replay needs the same mode.
+    public static let isLong = ProcessInfo.processInfo.environment["TETHER_SIM_LONG"].map { $0 != "0" } ?? false
+
+    /// How many schedules a test runs at once: 1, or `TETHER_SIM_CONCURRENCY` (4 by default) in long mode.
+    public static let concurrency: Int = {
+        guard isLong else { return 1 }
+        return max(ProcessInfo.processInfo.environment["TETHER_SIM_CONCURRENCY"].flatMap(Int.init) ?? 4, 1)
+    }()
+
+    /// A peer's pause drawn as `microseconds`, as long as the mode wants it (a tenth in long mode).
+    public static func pause(_ microseconds: UInt32) -> UInt32 {
+        isLong ? microseconds / 10 : microseconds
+    }
+
+    /// How the replay of a failing seed is spelled (with the long mode when it is on).
+    public static func replay(_ seed: UInt64) -> String {
+        (isLong ? "TETHER_SIM_LONG=1 " : "") + "TETHER_SIM_SEED=\(seed)"
+    }
+
+    /// Runs `body` for every seed, ``concurrency`` at a time; the results in the seeds' order.
+    public static func run<Result: Sendable>(
+        _ seeds: [UInt64],
+        _ body: @escaping @Sendable (UInt64) async throws -> Result
+    ) async throws -> [Result] {
+        try await withThrowingTaskGroup(of: (Int, Result).self) { group in
+            var results = [Result?](repeating: nil, count: seeds.count)
+            var next = 0
+            func add() {
+                guard next < seeds.count else { return }
+                let (index, seed) = (next, seeds[next])
+                group.addTask { (index, try await body(seed)) }
+                next += 1
+            }
+            for _ in 0..<concurrency { add() }
+            while let (index, result) = try await group.next() {
+                results[index] = result
+                add()
+            }
+            return results.map { $0! }
+        }
+    }
+
     /// Prints one line that `scripts/simulate.sh` adds up: `simulation <face>: <n> schedules, <m> operations,
     /// <v> failing`.
     public static func report(face: String, schedules: Int, operations: Int, failing: Int) {

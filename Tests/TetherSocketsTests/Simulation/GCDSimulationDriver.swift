@@ -22,6 +22,9 @@ final class GCDSimulationDriver: GCDAsyncSocketDelegate, @unchecked Sendable {
         var closedAt: ContinuousClock.Instant?
         var closeError: GCDAsyncSocketError??
         var timeoutAnswers = 0
+        /// The tag of the first read issued after `startTLS` (TLS schedules), once issued.
+        var firstSecureRead: Int?
+        var secured = 0
     }
 
     let schedule: SocketSchedule
@@ -43,10 +46,18 @@ final class GCDSimulationDriver: GCDAsyncSocketDelegate, @unchecked Sendable {
     let needsTask = Latch<Void>()
     /// The test's strong reference, dropped by the `release` ending.
     let holder: LockedBox<GCDAsyncSocket?>
+    /// The client settings `startTLS` is called with (TLS schedules).
+    let tlsSettings: TLSSettings?
 
-    init(schedule: SocketSchedule, delivery: GCDAsyncSocket.CallbackDelivery, socket: GCDAsyncSocket) {
+    init(
+        schedule: SocketSchedule,
+        delivery: GCDAsyncSocket.CallbackDelivery,
+        socket: GCDAsyncSocket,
+        tlsSettings: TLSSettings? = nil
+    ) {
         self.schedule = schedule
         self.delivery = delivery
+        self.tlsSettings = tlsSettings
         var limit: Int?
         if case .peerCloses(let length) = schedule.ending { limit = length }
         model = LockedBox(ReadModel(stream: schedule.stream, limit: limit))
@@ -72,17 +83,22 @@ final class GCDSimulationDriver: GCDAsyncSocketDelegate, @unchecked Sendable {
         issuing.lock()
         defer { issuing.unlock() }
         while true {
-            let next: (SocketSchedule.Step, Int, (Int, Data)?)? = checks.withLock { c in
+            let next: (SocketSchedule.Step, Int, (Int, Data)?, Bool)? = checks.withLock { c in
                 guard !c.endingStarted, c.stepIndex < schedule.steps.count else { return nil }
                 let pending = model.withLock { $0.pendingReads }
                 guard pending < c.window else { return nil }
                 let step = schedule.steps[c.stepIndex]
+                let secure = schedule.tls?.step == c.stepIndex
                 c.stepIndex += 1
                 c.window = step.window
-                return model.withLock { m in (step, m.issue(step.read), step.write.map { m.issueWrite(size: $0) }) }
+                return model.withLock { m in
+                    if secure { c.firstSecureRead = m.reads.count }
+                    return (step, m.issue(step.read), step.write.map { m.issueWrite(size: $0) }, secure)
+                }
             }
-            guard let (step, tag, write) = next else { break }
+            guard let (step, tag, write, secure) = next else { break }
             run(step.issuer) {
+                if secure { sock.startTLS(tlsSettings) }
                 if let (writeTag, bytes) = write { sock.write(bytes, withTimeout: step.timeout, tag: writeTag) }
                 issueRead(sock, step.read, tag: tag, timeout: step.timeout)
             }
@@ -93,7 +109,13 @@ final class GCDSimulationDriver: GCDAsyncSocketDelegate, @unchecked Sendable {
             c.endingStarted = true
             return true
         }
-        if done { startEnding(sock) }
+        guard done else { return }
+        // A switch after the last step: `startTLS` before the ending.
+        if schedule.tls?.step == schedule.steps.count {
+            checks.withLock { c in c.firstSecureRead = model.withLock { $0.reads.count } }
+            sock.startTLS(tlsSettings)
+        }
+        startEnding(sock)
     }
 
     private func issueRead(_ sock: GCDAsyncSocket, _ read: SocketSchedule.Read, tag: Int, timeout: TimeInterval) {
@@ -214,6 +236,13 @@ final class GCDSimulationDriver: GCDAsyncSocketDelegate, @unchecked Sendable {
     func socket(_ sock: GCDAsyncSocket, didRead data: Data, withTag tag: Int) {
         callback("didRead(\(tag))") {
             let buffer = buffers.withLock { $0.removeValue(forKey: tag) }
+            checks.withLock { c in
+                if let first = c.firstSecureRead, tag >= first, c.secured != 1 {
+                    c.lateCallbacks.append(
+                        "read \(tag), issued after startTLS, completed after \(c.secured) handshakes"
+                    )
+                }
+            }
             model.withLock { $0.didRead(tag: tag, data: data, buffer: buffer) }
             if tag % 7 == 3 {
                 let progress = sock.readProgress
@@ -247,6 +276,19 @@ final class GCDSimulationDriver: GCDAsyncSocketDelegate, @unchecked Sendable {
             }
         }
         return answer
+    }
+
+    func socketDidSecure(_ sock: GCDAsyncSocket) {
+        callback("didSecure") {
+            checks.withLock { c in
+                c.secured += 1
+                if c.secured > 1 || c.firstSecureRead == nil || schedule.tls == nil {
+                    c.lateCallbacks.append(
+                        "didSecure number \(c.secured) (startTLS issued: \(c.firstSecureRead != nil))"
+                    )
+                }
+            }
+        }
     }
 
     func socketDidDisconnect(_ sock: GCDAsyncSocket, withError err: (any Error)?) {

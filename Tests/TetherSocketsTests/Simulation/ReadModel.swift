@@ -49,7 +49,13 @@ struct ReadModel {
 
     /// Issues a write of `size` bytes; returns its tag and its bytes.
     mutating func issueWrite(size: Int) -> (tag: Int, bytes: Data) {
-        let bytes = Data((writtenBytes..<writtenBytes + size).map(SimulatedStream.written(at:)))
+        let start = writtenBytes
+        let bytes = Data(
+            [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+                for index in 0..<size { buffer[index] = SimulatedStream.written(at: start + index) }
+                count = size
+            }
+        )
         writtenBytes += size
         writes.append(size)
         return (writes.count - 1, bytes)
@@ -90,8 +96,8 @@ struct ReadModel {
         case .someBytes(let max) where data.count >= 1 && (max == 0 || data.count <= max): break
         default: violation("read \(tag) \(reads[tag]) at \(offset) got \(data.count) bytes, owed \(owed)")
         }
-        if !data.elementsEqual(stream.bytes(offset..<offset + data.count)) {
-            violation("read \(tag) at \(offset) got bytes that are not the stream's there")
+        if !stream.matches(data, at: offset) {
+            violation("read \(tag) at \(offset) got bytes that are not the stream's there (\(mismatch(data)))")
         }
         if let (storage, at) = buffer {
             let stored =
@@ -101,6 +107,17 @@ struct ReadModel {
         }
         completed += 1
         offset += data.count
+    }
+
+    /// Where `data` (read at `offset`) first differs from the stream, and where in the stream its first bytes are.
+    private func mismatch(_ data: Data) -> String {
+        let expected = stream.bytes(offset..<offset + data.count)
+        let first = zip(data, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? 0
+        let probe = Array(data.prefix(24))
+        let window = max(0, offset - 200_000)..<(offset + 200_000)
+        let found = probe.count < 8 ? nil : window.first { stream.bytes($0..<$0 + probe.count) == probe }
+        return "first wrong byte at +\(first); its first \(probe.count) bytes are the stream's at "
+            + (found.map(String.init) ?? "no offset nearby")
     }
 
     mutating func didWrite(tag: Int) {
@@ -115,7 +132,7 @@ struct ReadModel {
     /// The close's leftover bytes are the stream's, from the first byte no read took.
     mutating func checkUnread(_ unread: Data?) {
         guard let unread, !unread.isEmpty else { return }
-        if !unread.elementsEqual(stream.bytes(offset..<offset + unread.count)) {
+        if !stream.matches(unread, at: offset) {
             violation("the close's \(unread.count) unread bytes are not the stream's from \(offset)")
         }
     }

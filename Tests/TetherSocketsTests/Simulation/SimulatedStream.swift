@@ -1,3 +1,5 @@
+import Foundation
+
 /// The peer's byte stream in a simulation: the byte at every offset is a function of the seed, over a small
 /// alphabet so that separators occur every few dozen bytes and a separator read can also run past its maximum.
 struct SimulatedStream: Sendable {
@@ -15,8 +17,21 @@ struct SimulatedStream: Sendable {
         return UInt8((z ^ (z >> 31)) % UInt64(Self.alphabet))
     }
 
+    /// The bytes at `range` (a plain loop: a generic `map` costs more per byte than the rest of a schedule in a
+    /// debug build, and long runs draw megabytes).
     func bytes(_ range: Range<Int>) -> [UInt8] {
-        range.map(byte(at:))
+        [UInt8](unsafeUninitializedCapacity: range.count) { buffer, count in
+            for index in 0..<range.count { buffer[index] = byte(at: range.lowerBound + index) }
+            count = range.count
+        }
+    }
+
+    /// Whether `data` is the stream's bytes from `offset`.
+    func matches(_ data: Data, at offset: Int) -> Bool {
+        data.withUnsafeBytes { raw in
+            for index in 0..<raw.count where raw[index] != byte(at: offset + index) { return false }
+            return true
+        }
     }
 
     /// Where the first separator at or after `offset` ends, looking no further than `limit`.

@@ -79,8 +79,16 @@ struct SocketSchedule: CustomStringConvertible {
     let ending: Ending
     /// The peer's pauses and chunk sizes are drawn from this seed.
     let peerSeed: UInt64
+    /// A TLS schedule: `startTLS` is issued just before step `tls.step`'s write and read (after every step when it
+    /// equals the count); the peer switches to TLS after `plaintextSent` bytes of its stream and `plaintextReceived`
+    /// bytes of the socket's, which the steps before it read and write exactly.
+    let tls: (step: Int, plaintextSent: Int, plaintextReceived: Int)?
 
-    init(seed: UInt64) {
+    /// A schedule of `seed`; with `tls`, one that switches to TLS at a drawn step (the plaintext schedule of a seed
+    /// draws the same whether or not TLS schedules exist). A `long` schedule (``SeededGenerator/isLong``) has
+    /// 2,000–5,000 steps, and draws the separator maxima that end a life early (a separator past them) rarely
+    /// enough that most of its steps run.
+    init(seed: UInt64, tls: Bool = false, long: Bool = SeededGenerator.isLong) {
         var random = SeededGenerator(seed: seed)
         self.seed = seed
         let separatorLength = Int.random(in: 1...2, using: &random)
@@ -89,9 +97,10 @@ struct SocketSchedule: CustomStringConvertible {
             separator: (0..<separatorLength).map { _ in UInt8.random(in: 0..<SimulatedStream.alphabet, using: &random) }
         )
         peerSeed = random.next()
-        let count = Int.random(in: 20...300, using: &random)
+        let count = long ? Int.random(in: 2_000...5_000, using: &random) : Int.random(in: 20...300, using: &random)
         let drawn = stream
-        steps = (0..<count).map { _ in Self.step(stream: drawn, using: &random) }
+        var steps = (0..<count).map { _ in Self.step(stream: drawn, long: long, using: &random) }
+        var ending: Ending
         switch Int.random(in: 0..<6, using: &random) {
         case 0: ending = .disconnect
         case 1: ending = .disconnectAfterReading(finalReads: Int.random(in: 1...3, using: &random))
@@ -104,9 +113,38 @@ struct SocketSchedule: CustomStringConvertible {
             )
         default: ending = .release
         }
+        guard tls else {
+            self.steps = steps
+            self.ending = ending
+            self.tls = nil
+            return
+        }
+        // Before the switch only reads whose length the stream decides (so that they take exactly the plaintext):
+        // a read of what is available becomes a read of a length, a separator read loses its maximum.
+        let switchStep = random.chance(0.3) ? 0 : Int.random(in: 0...min(count, 40), using: &random)
+        var plaintext = 0
+        var written = 0
+        for index in 0..<switchStep {
+            switch steps[index].read {
+            case .available(let max, let buffered): steps[index].read = .length(max == 0 ? 16 : max, buffered: buffered)
+            case .separator(let separator, _): steps[index].read = .separator(separator, maxLength: 0)
+            case .length: break
+            }
+            switch steps[index].read {
+            case .length(let length, _): plaintext += length
+            case .separator:
+                plaintext = drawn.separatorEnd(from: plaintext, limit: plaintext + 1 << 24) ?? plaintext
+            case .available: break
+            }
+            written += steps[index].write ?? 0
+        }
+        if case .peerCloses(let length) = ending { ending = .peerCloses(streamLength: plaintext + length) }
+        self.steps = steps
+        self.ending = ending
+        self.tls = (switchStep, plaintext, written)
     }
 
-    private static func step(stream: SimulatedStream, using random: inout SeededGenerator) -> Step {
+    private static func step(stream: SimulatedStream, long: Bool, using random: inout SeededGenerator) -> Step {
         let read: Read
         switch Int.random(in: 0..<10, using: &random) {
         case 0...1:
@@ -117,12 +155,16 @@ struct SocketSchedule: CustomStringConvertible {
                 random.chance(0.1) ? Int.random(in: 1...90_000, using: &random) : Int.random(in: 1...64, using: &random)
             read = .length(length, buffered: random.chance(0.2))
         default:
-            // A small maximum ends the life early (the read maxes out): rarely, so that most schedules run on.
+            // A small maximum ends the life early (the read maxes out): rarely, so that most schedules run on. A
+            // two-byte separator is past 512 bytes in about one read of 36: a long schedule draws 512 rarely too.
             let max =
                 random.chance(0.6)
                 ? 0
-                : random.chance(0.05)
-                    ? [2, 8].randomElement(using: &random)! : [512, 4_096, 65_536].randomElement(using: &random)!
+                : random.chance(long ? 0.000_5 : 0.05)
+                    ? [2, 8].randomElement(using: &random)!
+                    : long && random.chance(0.97)
+                        ? [4_096, 65_536].randomElement(using: &random)!
+                        : [512, 4_096, 65_536].randomElement(using: &random)!
             read = .separator(stream.separator, maxLength: max)
         }
         return Step(
@@ -135,7 +177,11 @@ struct SocketSchedule: CustomStringConvertible {
     }
 
     var description: String {
-        "seed \(seed): stream(sep \(stream.separator)), \(steps.count) steps, ends \(ending): "
+        "seed \(seed): stream(sep \(stream.separator)), \(steps.count) steps, ends \(ending)"
+            + (tls.map {
+                ", TLS before step \($0.step) (plaintext \($0.plaintextSent) in, \($0.plaintextReceived) out)"
+            } ?? "")
+            + ": "
             + steps.map(\.description).joined(separator: " ")
     }
 }

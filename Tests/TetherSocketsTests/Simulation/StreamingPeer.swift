@@ -19,6 +19,10 @@ final class StreamingPeer: @unchecked Sendable {
         /// How the socket's side ended: 0 for its orderly close (FIN), else the receive's errno (a reset: a socket
         /// closed with bytes it never read resets the connection, and what it wrote last may be lost then).
         var endErrno: Int32?
+
+        /// `endErrno` of a TLS stream that ended without the socket's close_notify and without an error the peer
+        /// could see: a reset whose errno the kernel reported elsewhere (what the socket wrote last may be lost).
+        static let raggedEnd: Int32 = -2
     }
 
     let fd: Int32
@@ -68,7 +72,7 @@ final class StreamingPeer: @unchecked Sendable {
                 }
             }
             offset = end
-            if random.chance(0.05) { usleep(UInt32.random(in: 0...2_000, using: &random)) }
+            if random.chance(0.05) { usleep(SeededGenerator.pause(UInt32.random(in: 0...2_000, using: &random))) }
         }
         if limit != nil && !state.withLock({ $0.stopRequested }) { shutdown(fd, Int32(SHUT_WR)) }
         senderStopped.set(state.withLock { $0.sent })

@@ -1,0 +1,18 @@
+import TetherConcurrency
+
+/// The far end of a simulated delegate-face connection, plain (``StreamingPeer``) or TLS (``TLSStreamingPeer``):
+/// it streams the simulated bytes in chunks and pauses drawn from a seed and checks every byte the socket writes.
+protocol SimulationPeer: AnyObject, Sendable {
+    /// What it sent and received, and how the socket's side ended.
+    var state: LockedBox<StreamingPeer.State> { get }
+    /// The receiver's count, once the socket's side ended (or the peer closed).
+    var receiverEnded: Latch<Int> { get }
+    /// Starts streaming; sends `limit` bytes and then ends its side (nil: until stopped).
+    func start(seed: UInt64, limit: Int?)
+    /// Stops the sender; returns how many bytes it sent in all.
+    func stopSending() async throws -> Int
+    /// Ends the peer and closes its descriptor (once).
+    func close() async throws
+}
+
+extension StreamingPeer: SimulationPeer {}
