@@ -2,8 +2,7 @@ import Foundation
 
 /// A request body stream that hands out its bytes at once, then finds its end only once ``open()`` is called on its
 /// gate (or a hang guard passes): for a body whose end comes after the response to it.
-// Sendable: its position is only touched by the one reader the load has, and the gate is thread-safe.
-final class GatedInputStream: InputStream, @unchecked Sendable {
+final class GatedInputStream: InputStream {
     private let bytes: [UInt8]
     private var offset = 0
     private var status = Stream.Status.notOpen
