@@ -241,17 +241,17 @@ extension GCDAsyncUdpSocket {
         _ callback: @escaping (GCDAsyncUdpSocket, any GCDAsyncUdpSocketDelegate) -> Void
     ) -> (delivered: Bool, runNow: (UDPLoopCallbacks, any GCDAsyncUdpSocketDelegate)?) {
         guard let delegate = s.delegate else { return (false, nil) }
-        // Sendable: the delegate and the callback are used on the delegate queue (or the life's loop) only.
-        let target = UncheckedSendableBox(delegate)
-        let work = UncheckedSendableBox(callback)
         switch s.sockets?.delivery ?? s.configuration.callbackDelivery {
         case .delegateQueue:
             guard let queue = s.delegateQueue else { return (false, nil) }
-            queue.async { work.value(self, target.value) }
+            mailbox.post(.call(callback, delegate), on: queue, for: self)
             return (true, nil)
         case .eventLoop:
             let callbacks = s.sockets?.callbacks ?? UDPLoopCallbacks(loop: eventLoopGroup.next())
             if runNowOnLoop, callbacks.loop.inEventLoop { return (true, (callbacks, delegate)) }
+            // Sendable: the delegate and the callback are used on the life's loop only.
+            let target = UncheckedSendableBox(delegate)
+            let work = UncheckedSendableBox(callback)
             callbacks.loop.execute { callbacks.run { work.value(self, target.value) } }
             return (true, nil)
         }
@@ -261,14 +261,14 @@ extension GCDAsyncUdpSocket {
     /// executed on the loop: the lock is held).
     func enqueueDidClose(_ s: inout State, error: (any Error)?) {
         guard let delegate = s.delegate else { return }
-        // Sendable: the delegate and the error are used on the delegate queue (or the life's loop) only.
-        let target = UncheckedSendableBox(delegate)
-        let failure = UncheckedSendableBox(error)
         switch s.sockets?.delivery ?? s.configuration.callbackDelivery {
         case .delegateQueue:
             guard let queue = s.delegateQueue else { return }
-            queue.async { target.value.udpSocketDidClose(self, withError: failure.value) }
+            mailbox.post(.call({ $1.udpSocketDidClose($0, withError: error) }, delegate), on: queue, for: self)
         case .eventLoop:
+            // Sendable: the delegate and the error are used on the life's loop only.
+            let target = UncheckedSendableBox(delegate)
+            let failure = UncheckedSendableBox(error)
             let callbacks = s.sockets?.callbacks ?? UDPLoopCallbacks(loop: eventLoopGroup.next())
             callbacks.loop.execute {
                 callbacks.run { target.value.udpSocketDidClose(self, withError: failure.value) }

@@ -103,6 +103,8 @@ public final class GCDAsyncUdpSocket: Sendable {
     }
 
     let state: LockedBox<State>
+    /// Where callbacks for the delegate queue wait for it, in order.
+    let mailbox = UDPDelegateMailbox()
     let eventLoopGroup: any EventLoopGroup
     let logger: Logger?
 
