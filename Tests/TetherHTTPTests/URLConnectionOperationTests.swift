@@ -71,4 +71,38 @@ struct URLConnectionOperationTests {
         _ = try await done.wait()
         #expect((operation.error as? URLError)?.code == .cannotConnectToHost)
     }
+
+    /// As on Apple's platforms (and unlike swift-corelibs-foundation's `Operation`), the completion block is let go
+    /// once it has begun: a block that uses its own operation, the usual way to read the result, does not keep the
+    /// operation, its response and its body alive for the life of the process.
+    @Test func anOperationWhoseCompletionBlockUsesItIsReleasedOnceItFinished() async throws {
+        let released = Signal<Bool>()
+        let done = Signal<Bool>()
+        weak var weakOperation: URLConnectionOperation?
+        do {
+            let operation = URLConnectionOperation(
+                request: request(self.server.url("/chunked?n=1")),
+                configuration: .uncached
+            )
+            let sentinel = ReleaseSentinel { released.fulfil(true) }
+            operation.completionBlock = {
+                withExtendedLifetime(sentinel) {}
+                #expect(operation.responseData != nil)
+                done.fulfil(true)
+            }
+            weakOperation = operation
+            OperationQueue().addOperation(operation)
+        }
+        _ = try await done.wait()
+        // The sentinel goes when the block goes: the block (and with it the operation) was let go.
+        _ = try await released.wait()
+        #expect(weakOperation == nil)
+    }
+}
+
+/// Calls `onRelease` when it is deinitialized: a test waits for a closure that holds it to be let go.
+private final class ReleaseSentinel: Sendable {
+    private let onRelease: @Sendable () -> Void
+    init(_ onRelease: @escaping @Sendable () -> Void) { self.onRelease = onRelease }
+    deinit { onRelease() }
 }

@@ -61,6 +61,23 @@ public final class URLConnectionOperation: Operation {
     /// The error, if the load failed or was cancelled (`URLError(.cancelled)`).
     public var error: (any Error)? { self.state.withLock { $0.error } }
 
+    /// The block to run once the operation finished; let go of once it has begun, as on Apple's platforms
+    /// (swift-corelibs-foundation's `Operation` keeps it), so a block that uses its own operation does not keep the
+    /// operation alive.
+    public override var completionBlock: (@Sendable () -> Void)? {
+        get { super.completionBlock }
+        set {
+            guard let newValue else {
+                super.completionBlock = nil
+                return
+            }
+            super.completionBlock = { [weak self] in
+                self?.completionBlock = nil
+                newValue()
+            }
+        }
+    }
+
     /// Always true: the operation runs its connection without blocking `start()`.
     public override var isAsynchronous: Bool { true }
 

@@ -46,21 +46,23 @@ func withTimeout<T: Sendable>(
     }
 }
 
-/// A one-shot signal with a bounded wait.
+/// A one-shot signal with a bounded wait: a wait that outlasts its bound throws `TimeoutError` (the waiter answers
+/// cancellation, so the bound holds even when the signal never comes).
 final class Signal<Value: Sendable>: Sendable {
     private struct State {
         var value: Value?
-        var waiters: [CheckedContinuation<Value, Never>] = []
+        var waiters: [UInt64: CheckedContinuation<Value, any Error>] = [:]
+        var lastWaiter: UInt64 = 0
     }
 
     private let state = LockedBox(State())
 
     func fulfil(_ value: Value) {
-        let waiters: [CheckedContinuation<Value, Never>] = self.state.withLock { state in
+        let waiters: [CheckedContinuation<Value, any Error>] = self.state.withLock { state in
             guard state.value == nil else { return [] }
             state.value = value
-            defer { state.waiters = [] }
-            return state.waiters
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
         }
         for waiter in waiters { waiter.resume(returning: value) }
     }
@@ -68,15 +70,27 @@ final class Signal<Value: Sendable>: Sendable {
     var current: Value? { self.state.withLock { $0.value } }
 
     func wait(seconds: Double = 20) async throws -> Value {
-        try await withTimeout(seconds) {
-            await withCheckedContinuation { continuation in
-                let ready: Value? = self.state.withLock { state in
-                    if let value = state.value { return value }
-                    state.waiters.append(continuation)
+        try await withTimeout(seconds) { try await self.waitUntilCancelled() }
+    }
+
+    private func waitUntilCancelled() async throws -> Value {
+        let id = self.state.withLock { state -> UInt64 in
+            state.lastWaiter += 1
+            return state.lastWaiter
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let ready: Result<Value, any Error>? = self.state.withLock { state in
+                    if let value = state.value { return .success(value) }
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    state.waiters[id] = continuation
                     return nil
                 }
-                if let ready { continuation.resume(returning: ready) }
+                if let ready { continuation.resume(with: ready) }
             }
+        } onCancel: {
+            let waiter = self.state.withLock { $0.waiters.removeValue(forKey: id) }
+            waiter?.resume(throwing: CancellationError())
         }
     }
 }
