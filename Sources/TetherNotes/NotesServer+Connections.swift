@@ -43,12 +43,14 @@ extension NotesServer {
         var admission = limits
         if case .anonymous = mode { admission.connectionsPerAddress = limits.connections }
         let admitted = refusal == nil && counts.withLock { $0.admit(address, limits: admission) }
+        if admitted { connectionWaiters.countChanged { counts.withLock { $0.total } } }
         if admitted {
             let watchdog = watchAuthentication(of: outbox, requiresIt: !session.isServing)
             await read(connection, session: &session, binding: &binding, id: id, outbox: outbox, watchdog: watchdog)
             watchdog?.cancel()
             peakOutboxBytes.withLock { $0 = max($0, outbox.peakBytes) }
             counts.withLock { $0.release(address, user: binding.user) }
+            connectionWaiters.countChanged { counts.withLock { $0.total } }
         } else {
             let error = refusal ?? NotesError(code: .limitExceeded, message: "too many connections")
             logger.debug("notes connection from \(address) refused: \(error)")

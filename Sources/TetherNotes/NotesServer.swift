@@ -37,12 +37,21 @@ public final class NotesServer: Sendable {
     let feedWait: Duration = .seconds(10)
     let logger: Logger
     let counts = LockedBox(NotesConnectionCounts())
+    /// Who waits for the count of open connections (tests).
+    let connectionWaiters = NotesConnectionWaiters()
     let throttle = LockedBox(NotesLoginThrottle())
     /// The time the login throttle goes by (a test's own clock in tests).
     let now: @Sendable () -> Duration
     let nextConnection = LockedBox<UInt64>(0)
     /// The most bytes that ever waited for one ended connection (for tests).
     let peakOutboxBytes = LockedBox(0)
+
+    /// Returns once the number of connections the server holds meets `condition` (for tests: a connection's place is
+    /// free only once the server has seen it end).
+    func connections(where condition: @escaping @Sendable (Int) -> Bool) async throws {
+        let counts = counts
+        try await connectionWaiters.wait(until: condition) { counts.withLock { $0.total } }
+    }
 
     /// With an anonymous feed: one element each time the server's feed is subscribed to and listening (for tests).
     var feedSubscriptions: AsyncStream<Void>? {

@@ -185,17 +185,17 @@ struct NotesAttackerTests {
         let bob = try await service.client(as: "bob")
         // The refused login's connection holds its place until the server has seen it end (after its reply reached
         // the client): wait for that, so that the next two connections are the third and the fourth.
-        while service.server.counts.withLock({ $0.total }) > 2 { try await Task.sleep(for: .milliseconds(5)) }
+        try await service.server.connections(where: { $0 <= 2 })
         let open = try await service.raw()
         // Each connection is admitted by its own task, in no set order: the fourth connects once the third is in.
-        while service.server.counts.withLock({ $0.total }) < 3 { try await Task.sleep(for: .milliseconds(5)) }
+        try await service.server.connections(where: { $0 >= 3 })
         let refused = try await service.raw()
         let (_, reply, closed) = try await lastReply(refused)
         #expect(failure(reply)?.code == .limitExceeded && closed)
         // A connection that ends frees its place (once the server has seen it end).
         try await open.close()
         await bob.close()
-        while service.server.counts.withLock({ $0.total }) > 1 { try await Task.sleep(for: .milliseconds(5)) }
+        try await service.server.connections(where: { $0 <= 1 })
         let again = try await service.client(as: "bob")
         #expect(try await again.list() == [])
         for client in [first, again] { await client.close() }
@@ -242,7 +242,7 @@ extension NotesAttackerTests {
             }
         }
         try await connection.close()
-        while service.server.counts.withLock({ $0.total }) > 0 { try await Task.sleep(for: .milliseconds(5)) }
+        try await service.server.connections(where: { $0 == 0 })
         // Every reply found nothing queued ahead of it and was written by the reader itself, which waited for room
         // in the connection's write window (4 MiB) instead of reading on: nothing ever waited in the outbox.
         let peak = service.server.peakOutboxBytes.withLock { $0 }
