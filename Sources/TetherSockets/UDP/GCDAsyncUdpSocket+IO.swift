@@ -82,19 +82,35 @@ extension GCDAsyncUdpSocket {
             // the callback is queued as the loop's would be.
             // The kernel taking it is noted in the life's ledger in the same step, so a `close()` overtaking this
             // thread still reports it.
+            // Under the socket's lock, the send and the posting of its result are one step: a reply the loop receives
+            // meanwhile is posted after it, so `didSend` comes before the callback of its echo.
             let ledger = runtime.sentLedger
-            if state.withLock({ $0.sendFilter == nil }),
-                let result = runtime.fastPath.send(data, to: destination, whenTaken: { ledger.noteSent(tag) })
-            {
-                let life = runtime.life
+            let life = runtime.life
+            let direct = state.withLock { s -> UDPDirectSendOutcome? in
+                guard s.sendFilter == nil,
+                    let result = runtime.fastPath.send(data, to: destination, whenTaken: { ledger.noteSent(tag) })
+                else { return nil }
                 switch result {
                 case .sent:
-                    deliverSent(life: life, tag: tag)
+                    return .sent(post(&s, life: life, .sent(tag: tag)))
                 case .failed(let error):
-                    deliver(life: life) { sock, delegate in
+                    let callback: (GCDAsyncUdpSocket, any GCDAsyncUdpSocketDelegate) -> Void = { sock, delegate in
                         delegate.udpSocket(sock, didNotSendDataWithTag: tag, dueToError: error)
                     }
+                    guard s.sockets?.life == life, let runNow = enqueue(&s, runNowOnLoop: true, callback).runNow else {
+                        return .failed(nil)
+                    }
+                    return .failed((runNow.0, { callback(self, runNow.1) }))
                 }
+            }
+            switch direct {
+            case nil:
+                break
+            case .sent(let runNow):
+                if let (callbacks, delegate) = runNow { run(.sent(tag: tag), on: callbacks, delegate) }
+                return
+            case .failed(let runNow):
+                if let (callbacks, body) = runNow { callbacks.run(body) }
                 return
             }
             let outgoing = UDPOutgoing(data: data, destination: destination, timeout: timeout, tag: tag)
@@ -248,11 +264,14 @@ extension GCDAsyncUdpSocket {
             return (true, nil)
         case .eventLoop:
             let callbacks = s.sockets?.callbacks ?? UDPLoopCallbacks(loop: eventLoopGroup.next())
-            if runNowOnLoop, callbacks.loop.inEventLoop { return (true, (callbacks, delegate)) }
+            if runNowOnLoop, callbacks.loop.inEventLoop {
+                callbacks.takeInbox()
+                return (true, (callbacks, delegate))
+            }
             // Sendable: the delegate and the callback are used on the life's loop only.
             let target = UncheckedSendableBox(delegate)
             let work = UncheckedSendableBox(callback)
-            callbacks.loop.execute { callbacks.run { work.value(self, target.value) } }
+            callbacks.post { work.value(self, target.value) }
             return (true, nil)
         }
     }
@@ -270,9 +289,7 @@ extension GCDAsyncUdpSocket {
             let target = UncheckedSendableBox(delegate)
             let failure = UncheckedSendableBox(error)
             let callbacks = s.sockets?.callbacks ?? UDPLoopCallbacks(loop: eventLoopGroup.next())
-            callbacks.loop.execute {
-                callbacks.run { target.value.udpSocketDidClose(self, withError: failure.value) }
-            }
+            callbacks.post { target.value.udpSocketDidClose(self, withError: failure.value) }
         }
     }
 
