@@ -19,16 +19,17 @@ extension GCDAsyncUdpSocket {
         life: UInt64,
         _ callback: DatagramCallback
     ) -> (UDPLoopCallbacks, any GCDAsyncUdpSocketDelegate)? {
-        guard let sockets = s.sockets, sockets.life == life else { return nil }
-        if case .sent(let tag) = callback { sockets.runtime?.sentLedger.takeOne(tag) }
-        guard let delegate = s.delegate else { return nil }
-        switch sockets.delivery {
+        // The life's fields are read in place: a copy of `Sockets` would retain and release each of its references.
+        guard s.sockets?.life == life else { return nil }
+        if case .sent(let tag) = callback { s.sockets?.runtime?.sentLedger.takeOne(tag) }
+        guard let delegate = s.delegate, let delivery = s.sockets?.delivery else { return nil }
+        switch delivery {
         case .delegateQueue:
             guard let queue = s.delegateQueue else { return nil }
             mailbox.post(.datagram(callback, delegate), on: queue, for: self)
             return nil
         case .eventLoop:
-            let callbacks = sockets.callbacks
+            guard let callbacks = s.sockets?.callbacks else { return nil }
             if callbacks.loop.inEventLoop {
                 callbacks.takeInbox()
                 return (callbacks, delegate)

@@ -64,8 +64,11 @@ final class UDPFastPath: Sendable {
                 address = given
             case .host(let host, let port):
                 guard state.connected == nil else { return nil }
-                if let last = state.lastLiteral, last.port == port, last.host == host {
-                    address = last.address
+                // Compared in place: a copy of the cached tuple would retain its string and address.
+                if state.lastLiteral?.port == port, state.lastLiteral?.host == host,
+                    let cached = state.lastLiteral?.address
+                {
+                    address = cached
                 } else {
                     guard let literal = HostResolver.literalAddresses(host: host, port: port), literal.count == 1
                     else { return nil }
