@@ -28,7 +28,7 @@ final class PostgresCall<T: Sendable>: Sendable {
     /// What is done (for messages).
     let what: String
     private let endpoint: String
-    private let connectionTimeout: Duration
+    private let connectionTimeout: Duration?
     private let queryTimeout: Duration?
     private let watch: PostgresConnectionWatch
     private let mapError: @Sendable (any Error) -> StoreError
@@ -38,17 +38,21 @@ final class PostgresCall<T: Sendable>: Sendable {
     /// - Parameters:
     ///   - what: What is done, for messages.
     ///   - configuration: Its deadlines and the database's place.
+    ///   - waitsForPool: Whether ``PostgresConfiguration/connectionTimeout`` bounds the wait for a connection of the
+    ///     pool. A connection of the call's own is bounded by postgres-nio's connect timeout instead, so that opening
+    ///     a store reports the server's own answer (refused, authentication, no such database), even a slow one.
     ///   - watch: Who reports the close of the call's connection.
     ///   - mapError: Makes a `StoreError` of the work's error.
     init(
         _ what: String,
         configuration: PostgresConfiguration,
+        waitsForPool: Bool = true,
         watch: PostgresConnectionWatch,
         mapError: @escaping @Sendable (any Error) -> StoreError
     ) {
         self.what = what
         self.endpoint = configuration.endpoint
-        self.connectionTimeout = configuration.connectionTimeout
+        self.connectionTimeout = waitsForPool ? configuration.connectionTimeout : nil
         self.queryTimeout = configuration.queryTimeout
         self.watch = watch
         self.mapError = mapError
@@ -64,8 +68,10 @@ final class PostgresCall<T: Sendable>: Sendable {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 shared.withLock { $0.continuation = continuation }
-                let timer = NIOSingletons.posixEventLoopGroup.any().scheduleTask(in: TimeAmount(connectionTimeout)) {
-                    self.handle(.connectionDeadlinePassed)
+                let timer = connectionTimeout.map {
+                    NIOSingletons.posixEventLoopGroup.any().scheduleTask(in: TimeAmount($0)) {
+                        self.handle(.connectionDeadlinePassed)
+                    }
                 }
                 let work = Task(executorPreference: executor) {
                     do {
@@ -92,7 +98,7 @@ final class PostgresCall<T: Sendable>: Sendable {
                     return (false, shared.isCancelled)
                 }
                 if isAnswered {
-                    timer.cancel()
+                    timer?.cancel()
                     work.cancel()
                 } else if isCancelled {
                     handle(.cancelled)
@@ -186,7 +192,8 @@ final class PostgresCall<T: Sendable>: Sendable {
             return .failure(
                 StoreError(
                     code: .io,
-                    message: "\(what): no connection to the database at \(endpoint) within \(connectionTimeout)"
+                    message: "\(what): no connection to the database at \(endpoint) within "
+                        + "\(connectionTimeout ?? .zero)"
                 )
             )
         case .noAnswer:

@@ -108,7 +108,12 @@ public final class PostgresPool: Sendable {
         _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
         let configuration = configuration
-        let call = PostgresCall<T>(what, configuration: configuration, watch: PostgresConnectionWatch()) {
+        let call = PostgresCall<T>(
+            what,
+            configuration: configuration,
+            waitsForPool: false,
+            watch: PostgresConnectionWatch()
+        ) {
             postgresStoreError($0, "\(what) (database at \(configuration.endpoint))")
         }
         return try await call.run(
