@@ -121,16 +121,19 @@ final class PostgresCall<T: Sendable>: Sendable {
         guard action == .runBody else { throw CancellationError() }
         connectionTimer?.cancel()
         watch.watch(connection, owner: ObjectIdentifier(self)) { self.handle(.connectionClosed) }
-        guard let queryTimeout else { return }
-        let timer = connection.eventLoop.scheduleTask(in: TimeAmount(queryTimeout)) {
-            self.handle(.answerDeadlinePassed)
+        let timer = queryTimeout.map {
+            connection.eventLoop.scheduleTask(in: TimeAmount($0)) { self.handle(.answerDeadlinePassed) }
         }
         let isAnswered = shared.withLock { shared -> Bool in
             guard shared.machine.state != .answered else { return true }
             shared.answerTimer = timer
             return false
         }
-        if isAnswered { timer.cancel() }
+        if isAnswered {
+            // Answered meanwhile (the connection was closed already): a query on it would never be answered.
+            timer?.cancel()
+            throw CancellationError()
+        }
     }
 
     private func handle(_ event: PostgresCallMachine.Event, result: Result<T, any Error>? = nil) {
