@@ -24,7 +24,8 @@ public struct NotesError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The stream is out of step (a wrong start byte, a length over the limit): the server answers this, then
         /// closes the connection.
         public static let outOfStep = Code(rawValue: 6)
-        /// The store failed; nothing changed.
+        /// The store failed: nothing changed after a list or a read, and a change may or may not have been made
+        /// after an add, an edit or a remove (list to know).
         public static let storeFailure = Code(rawValue: 7)
         /// The connection to the server ended or could not be made (client side only).
         public static let connectionFailed = Code(rawValue: 8)

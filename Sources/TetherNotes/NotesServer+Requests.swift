@@ -168,10 +168,10 @@ extension NotesServer {
             return .failure(error)
         } catch let error as StoreError where error.code == .notFound {
             // Removed between the edit's read and its write (by another connection).
-            guard case .success(.update(let note)) = change else { return .failure(storeFailure(error)) }
+            guard case .success(.update(let note)) = change else { return .failure(storeFailure(error, wrote: true)) }
             return .failure(notFound(note.id))
         } catch {
-            return .failure(storeFailure(error))
+            return .failure(storeFailure(error, wrote: true))
         }
     }
 
@@ -179,9 +179,12 @@ extension NotesServer {
         NotesError(code: .notFound, message: "no note \(id.uuidString)")
     }
 
-    /// The store's error names files and databases: it stays in the server's log.
-    private func storeFailure(_ error: any Error) -> NotesError {
+    /// The store's error names files and databases: it stays in the server's log. A write that failed may have been
+    /// committed all the same (a database connection lost between the commit and its answer): the message says so.
+    private func storeFailure(_ error: any Error, wrote: Bool = false) -> NotesError {
         logger.debug("notes store failed: \(error)")
-        return NotesError(code: .storeFailure, message: "the store failed; nothing changed")
+        let message =
+            wrote ? "the store failed; the change may or may not have been made" : "the store failed; nothing changed"
+        return NotesError(code: .storeFailure, message: message)
     }
 }

@@ -15,6 +15,9 @@ import TetherStore
 /// default), `require` (TLS or fail, certificate not checked), `verify-ca` or `verify-full` (TLS with the system's
 /// trust roots, or with the PEM certificates of the file `sslrootcert` names, `verify-full` checking the host name
 /// too). A unix socket never uses TLS.
+///
+/// `query_timeout` (Tether's, not libpq's) is ``queryTimeout`` in seconds (`2.5`), or `none`: how long a call waits for
+/// the database's answers once it has a connection. It is not PostgreSQL's `statement_timeout`: the server is not told.
 public struct PostgresConfiguration: Sendable {
     /// Whether and how to use TLS to the database.
     public enum TLS: Sendable {
@@ -43,8 +46,16 @@ public struct PostgresConfiguration: Sendable {
     /// The most connections the store's pool opens at once.
     public var maximumConnections: Int = 20
     /// How long a call waits for a connection of the pool (the server being down or every connection busy) before it
-    /// fails with `StoreError.Code.io`; also the timeout of opening a connection.
+    /// fails with `StoreError.Code.io`; also the timeout of opening a connection. Positive.
     public var connectionTimeout: Duration = .seconds(10)
+    /// How long a call waits for the database's answers once it has a connection (all its statements, a write's
+    /// `COMMIT` included), or `nil` for no limit (URL parameter `query_timeout`, in seconds, or `none`). Positive.
+    ///
+    /// A call that passes it fails with `StoreError.Code.io` ("did not answer"), and its connection is closed: the
+    /// server rolls back what the call began unless its `COMMIT` had already arrived, so a write that fails so may or
+    /// may not have been committed. A call whose connection closes (the server restarts, the connection drops) fails
+    /// with `io` at once, with the same uncertainty. Make it longer than your slowest statement.
+    public var queryTimeout: Duration? = .seconds(30)
 
     /// A TCP configuration.
     /// - Parameters:
@@ -103,8 +114,16 @@ public struct PostgresConfiguration: Sendable {
             (components.queryItems ?? []).map { ($0.name.lowercased(), $0.value ?? "") },
             uniquingKeysWith: { $1 }
         )
-        if let unknown = query.keys.first(where: { !["sslmode", "sslrootcert", "host", "port"].contains($0) }) {
+        let known = ["sslmode", "sslrootcert", "host", "port", "query_timeout"]
+        if let unknown = query.keys.first(where: { !known.contains($0) }) {
             throw invalid("unknown parameter \(unknown)")
+        }
+        var queryTimeout: Duration? = .seconds(30)
+        if let text = query["query_timeout"] {
+            guard let timeout = Self.queryTimeout(text) else {
+                throw invalid("query_timeout \(text) is not a positive number of seconds or none")
+            }
+            queryTimeout = timeout
         }
         var port = components.port ?? 5432
         if let text = query["port"] {
@@ -123,6 +142,7 @@ public struct PostgresConfiguration: Sendable {
             }
             self.init(unixSocketPath: socket, username: username, password: components.password, database: database)
             self.port = port
+            self.queryTimeout = queryTimeout
             if let mode = query["sslmode"], !["disable", "allow", "prefer"].contains(mode) {
                 throw invalid("sslmode \(mode) over a unix socket")
             }
@@ -148,6 +168,30 @@ public struct PostgresConfiguration: Sendable {
                 database: database,
                 tls: tls
             )
+            self.queryTimeout = queryTimeout
+        }
+    }
+
+    /// The deadline a `query_timeout` parameter gives: `none` is no deadline; otherwise a finite, positive number of
+    /// seconds, at most 10⁹ (about 31 years); `nil` for anything else (NaN, infinity, zero, negative, not a number).
+    static func queryTimeout(_ text: String) -> Duration?? {
+        if text.lowercased() == "none" { return .some(nil) }
+        guard let seconds = Double(text), seconds.isFinite, seconds > 0, seconds <= 1e9 else { return nil }
+        return .some(.nanoseconds(Int64((seconds * 1e9).rounded())))
+    }
+
+    /// Checks the settings that the URL cannot make wrong.
+    /// - Throws: `StoreError.Code.invalidArgument` for a ``connectionTimeout`` or ``queryTimeout`` that is zero or
+    ///   negative, or a ``maximumConnections`` under 1.
+    func validate() throws {
+        guard connectionTimeout > .zero else {
+            throw StoreError(code: .invalidArgument, message: "connectionTimeout \(connectionTimeout) is not positive")
+        }
+        if let queryTimeout, queryTimeout <= .zero {
+            throw StoreError(code: .invalidArgument, message: "queryTimeout \(queryTimeout) is not positive")
+        }
+        guard maximumConnections >= 1 else {
+            throw StoreError(code: .invalidArgument, message: "maximumConnections \(maximumConnections) is under 1")
         }
     }
 

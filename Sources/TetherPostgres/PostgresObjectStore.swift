@@ -20,7 +20,7 @@ final class PostgresObjectStore: ObjectStoreBackend {
     /// Opens the store, creating its tables or migrating its model (new entities, new optional or defaulted
     /// attributes) in one transaction; an incompatible model leaves the database untouched.
     init(configuration: PostgresConfiguration, model: ObjectModel) throws {
-        let pool = PostgresPool(configuration: configuration, executor: BlockingBridge.shared)
+        let pool = try PostgresPool(configuration: configuration, executor: BlockingBridge.shared)
         self.pool = pool
         let storedModel = StoredModel(model)
         try BlockingBridge.shared.wait {

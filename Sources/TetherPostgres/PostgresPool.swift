@@ -1,7 +1,6 @@
 import Logging
 import NIOCore
 public import PostgresNIO
-import TetherConcurrency
 import TetherStore
 
 /// The connections to one PostgreSQL database that ``PostgresStore``s share: postgres-nio's `PostgresClient`, run
@@ -15,23 +14,34 @@ public final class PostgresPool: Sendable {
     /// The postgres-nio client the stores run their queries on (for queries of your own).
     public let client: PostgresClient
     private let runner: Task<Void, Never>
+    /// The executor the calls' work runs on (the object stores' bridge), or `nil` for the default.
+    private let executor: (any TaskExecutor)?
+    private let watch = PostgresConnectionWatch()
 
     static let logger = Logger(label: "tether.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
 
     /// Starts a pool; it connects lazily, on the first query.
     /// - Parameter configuration: Where the database is.
-    public init(configuration: PostgresConfiguration) {
+    /// - Throws: `StoreError.Code.invalidArgument` for a ``PostgresConfiguration/connectionTimeout`` or
+    ///   ``PostgresConfiguration/queryTimeout`` that is zero or negative, or a
+    ///   ``PostgresConfiguration/maximumConnections`` under 1.
+    public init(configuration: PostgresConfiguration) throws {
+        try configuration.validate()
         self.configuration = configuration
         let client = PostgresClient(configuration: configuration.clientConfiguration)
         self.client = client
+        executor = nil
         runner = Task { await client.run() }
     }
 
-    /// A pool whose client runs with `executor` as its task executor preference (the object stores' bridge).
-    init(configuration: PostgresConfiguration, executor: any TaskExecutor) {
+    /// A pool whose client and calls run with `executor` as their task executor preference (the object stores'
+    /// bridge).
+    init(configuration: PostgresConfiguration, executor: any TaskExecutor) throws {
+        try configuration.validate()
         self.configuration = configuration
         let client = PostgresClient(configuration: configuration.clientConfiguration)
         self.client = client
+        self.executor = executor
         runner = Task(executorPreference: executor) { await client.run() }
     }
 
@@ -39,7 +49,7 @@ public final class PostgresPool: Sendable {
     /// - Parameter url: The URL (see ``PostgresConfiguration``).
     /// - Throws: `StoreError.Code.invalidArgument` for a URL that is not a PostgreSQL URL.
     public convenience init(url: String) throws {
-        self.init(configuration: try PostgresConfiguration(url: url))
+        try self.init(configuration: try PostgresConfiguration(url: url))
     }
 
     deinit {
@@ -54,43 +64,23 @@ public final class PostgresPool: Sendable {
 
     /// Runs `body` on a connection of the pool.
     ///
-    /// A connection not had within ``PostgresConfiguration/connectionTimeout`` (server down, every connection busy)
-    /// ends the call with `StoreError.Code.io`; errors are mapped to ``StoreError``s.
+    /// A connection not had within ``PostgresConfiguration/connectionTimeout`` (server down, every connection busy),
+    /// no answer within ``PostgresConfiguration/queryTimeout`` once it is had (the connection is then closed), or a
+    /// connection that closes before `body` ends, ends the call with `StoreError.Code.io`; errors are mapped to
+    /// ``StoreError``s.
     func withConnection<T: Sendable>(
         _ what: String,
         _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
         let client = client
-        let acquired = LockedBox(false)
-        let timeout = configuration.connectionTimeout
-        let endpoint = configuration.endpoint
-        do {
-            return try await withThrowingTaskGroup(of: T?.self) { group in
-                group.addTask {
-                    try await client.withConnection { connection in
-                        acquired.withLock { $0 = true }
-                        return try await body(connection)
-                    }
-                }
-                group.addTask {
-                    try await Task.sleep(for: timeout)
-                    if acquired.withLock({ $0 }) { return nil }
-                    throw StoreError(
-                        code: .io,
-                        message: "\(what): no connection to the database at \(endpoint) within \(timeout)"
-                    )
-                }
-                while let result = try await group.next() {
-                    if let result {
-                        group.cancelAll()
-                        return result
-                    }
-                }
-                throw CancellationError()
-            }
-        } catch {
-            throw postgresStoreError(error, what)
+        let call = PostgresCall<T>(what, configuration: configuration, watch: watch) {
+            postgresStoreError($0, what)
         }
+        return try await call.run(
+            executor: executor,
+            lease: { use in try await client.withConnection { try await use($0) } },
+            body
+        )
     }
 
     /// Runs `body` in one transaction on a connection of the pool: committed when it returns, rolled back when it
@@ -111,28 +101,40 @@ public final class PostgresPool: Sendable {
     }
 
     /// Runs `body` on a connection of its own, outside the pool, closed afterwards: opening a store fails at once with
-    /// the connection's own error (refused, authentication, no such database) instead of waiting for the pool.
+    /// the connection's own error (refused, authentication, no such database) instead of waiting for the pool. The
+    /// deadlines and the close of the connection end it as they end ``withConnection(_:_:)``.
     func withDedicatedConnection<T: Sendable>(
         _ what: String,
-        _ body: @Sendable (PostgresConnection) async throws -> T
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
-        do {
-            let connection = try await PostgresConnection.connect(
-                configuration: try configuration.connectionConfiguration(),
-                id: 0,
-                logger: Self.logger
-            )
-            do {
-                let result = try await body(connection)
-                try? await connection.close()
-                return result
-            } catch {
-                try? await connection.close()
-                throw error
-            }
-        } catch {
-            throw postgresStoreError(error, "\(what) (database at \(configuration.endpoint))")
+        let configuration = configuration
+        let call = PostgresCall<T>(
+            what,
+            configuration: configuration,
+            waitsForPool: false,
+            watch: PostgresConnectionWatch()
+        ) {
+            postgresStoreError($0, "\(what) (database at \(configuration.endpoint))")
         }
+        return try await call.run(
+            executor: executor,
+            lease: { use in
+                let connection = try await PostgresConnection.connect(
+                    configuration: try configuration.connectionConfiguration(),
+                    id: 0,
+                    logger: Self.logger
+                )
+                do {
+                    let result = try await use(connection)
+                    try? await connection.close()
+                    return result
+                } catch {
+                    try? await connection.close()
+                    throw error
+                }
+            },
+            body
+        )
     }
 
     /// `BEGIN`, `body`, `COMMIT`; `ROLLBACK` and the body's own error when it throws.
@@ -140,15 +142,30 @@ public final class PostgresPool: Sendable {
         on connection: PostgresConnection,
         _ body: @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
-        try await connection.query("BEGIN", logger: logger)
+        try await command("BEGIN", on: connection)
         let result: T
         do {
             result = try await body(connection)
         } catch {
-            _ = try? await connection.query("ROLLBACK", logger: logger)
+            // A closed connection has nothing to roll back: the server rolls back the transaction of a session that ends.
+            if !connection.isClosed {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+            }
             throw error
         }
-        try await connection.query("COMMIT", logger: logger)
+        try await command("COMMIT", on: connection)
         return result
+    }
+
+    /// Runs a statement without parameters or rows; on a connection that has closed, fails at once.
+    ///
+    /// postgres-nio never answers a query written to a connection whose channel has closed (its `PostgresConnection`
+    /// writes it with no promise, and the closed channel's pipeline drops it): the check leaves only the moment between
+    /// it and the write to the call's deadline and to the watch on the connection's close.
+    private static func command(_ sql: String, on connection: PostgresConnection) async throws {
+        guard !connection.isClosed else {
+            throw StoreError(code: .io, message: "the connection to the database closed before \(sql)")
+        }
+        try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
     }
 }

@@ -229,7 +229,7 @@ struct PostgresStoreTests {
     @Test func aServerThatIsNotThereIsAnIOErrorAtOnce() async throws {
         let port = try PostgresTestServer.freePort()
         let started = ContinuousClock.now
-        let pool = PostgresPool(
+        let pool = try PostgresPool(
             configuration: try configuration("postgres://tether@127.0.0.1:\(port)/x?sslmode=disable")
         )
         let error = await expectStoreError(.io) { try await PostgresStore<Note>(pool: pool) }
@@ -240,7 +240,9 @@ struct PostgresStoreTests {
     @Test func aServerThatGoesDownMakesCallsFailWithIOWithinTheTimeout() async throws {
         let server = try await PostgresTestServer.start()
         try await server.createDatabase("down")
-        let pool = PostgresPool(configuration: try configuration(server.url(database: "down"), timeout: .seconds(2)))
+        let pool = try PostgresPool(
+            configuration: try configuration(server.url(database: "down"), timeout: .seconds(2))
+        )
         let store = try await PostgresStore<Note>(pool: pool)
         try await store.insert(Note(content: "before"))
         await server.stop()
