@@ -3,10 +3,12 @@
 # seeds than the test suite runs: batch after batch of fresh seeds until the time is up. A failing schedule prints
 # its seed; replay it with TETHER_SIM_SEED=<seed> swift test --filter <suite>.
 #   scripts/simulate.sh [--seconds N] [--face gcd|gcdtls|runloop|udp|udpsocket|async|all] [--batch N] [--long]
-#                       [--sanitize thread]
-# --long (TETHER_SIM_LONG=1, read by the suites that have it: gcd, gcdtls): each schedule runs thousands of operations
-# on its connection, the peers pause a tenth as long, and TETHER_SIM_CONCURRENCY (4) schedules run at once in one
-# process; a batch is 8 seeds unless --batch says otherwise. The totals give each face's operations per second.
+#                       [--release | --sanitize thread]
+# --long (TETHER_SIM_LONG=1, every face): each schedule runs thousands of operations on its socket or connection, the
+# peers pause a tenth as long, and TETHER_SIM_CONCURRENCY (4) schedules run at once in one process; a batch is 8
+# seeds unless --batch says otherwise. The totals give each face's operations per second.
+# --release: the suites built optimized, with testability, in their own scratch path (.build-release; the debug
+# build is left alone). The checks are the tests' own (#expect), which an optimized build keeps.
 # Seeds run one test case at a time (--no-parallel): a batch of hundreds of cases started at once would each run
 # past its suite's time limit.
 set -uo pipefail
@@ -14,16 +16,19 @@ cd "$(dirname "$0")/.."
 
 seconds=600
 face=all
+config=debug
 batch=
-sanitize=()
+flags=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --seconds) seconds=$2; shift 2 ;;
         --face) face=$2; shift 2 ;;
         --batch) batch=$2; shift 2 ;;
         --long) export TETHER_SIM_LONG=1; shift ;;
-        --sanitize) sanitize=(--sanitize="$2" --scratch-path .build-tsan); shift 2 ;;
-        *) echo "usage: scripts/simulate.sh [--seconds N] [--face gcd|gcdtls|runloop|udp|udpsocket|async|all] [--batch N] [--long]" >&2
+        --sanitize) flags=(--sanitize="$2" --scratch-path .build-tsan); config="sanitize=$2"; shift 2 ;;
+        --release) flags=(-c release -Xswiftc -enable-testing --scratch-path .build-release); config=release
+            shift ;;
+        *) echo "usage: scripts/simulate.sh [--seconds N] [--face gcd|gcdtls|runloop|udp|udpsocket|async|all] [--batch N] [--long] [--release | --sanitize thread]" >&2
             exit 64 ;;
     esac
 done
@@ -42,32 +47,38 @@ for f in "${faces[@]}"; do
     [ -n "${suites[$f]:-}" ] || { echo "unknown face: $f" >&2; exit 64; }
 done
 
-swift build --build-tests "${sanitize[@]}" || exit 1
+swift build --build-tests "${flags[@]}" || exit 1
+echo "simulating on $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources Tests || echo '+changes'), $config build," \
+    "${TETHER_SIM_LONG:+long mode, ${TETHER_SIM_CONCURRENCY:-4} schedules at once, }batches of $batch seeds, ${seconds} s," \
+    "load average $(cut -d' ' -f1-3 /proc/loadavg)"
 deadline=$(($(date +%s) + seconds))
 offset=1000
 status=0
-declare -A schedules operations elapsed
+declare -A schedules operations elapsed failing failed
 log=$(mktemp)
 while [ "$(date +%s)" -lt "$deadline" ]; do
     for f in "${faces[@]}"; do
         suite=${suites[$f]}
         started=$(date +%s)
-        TETHER_SIM_SEEDS=$batch TETHER_SIM_OFFSET=$offset swift test --skip-build --no-parallel "${sanitize[@]}" \
+        TETHER_SIM_SEEDS=$batch TETHER_SIM_OFFSET=$offset swift test --skip-build --no-parallel "${flags[@]}" \
             --filter "TetherSocketsTests.$suite" >"$log" 2>&1
         code=$?
         elapsed[$f]=$((${elapsed[$f]:-0} + $(date +%s) - started))
         if ! grep -q "Test run with" "$log"; then
             echo "$f: the suite did not run (no such test yet?)"; continue
         fi
-        # Faces that print a summary line give their operations; the others count one schedule per test case.
-        ran=$(grep -Eo 'simulation [^:]*: [0-9]+ schedules, [0-9]+ operations' "$log" |
-            awk '{ s += $(NF-3); o += $(NF-1) } END { print s+0, o+0 }')
-        read -r s o <<<"$ran"
+        # Each suite prints a summary line per test case (schedules, operations, failing); a suite without one counts
+        # one schedule per seed.
+        ran=$(grep -Eo 'simulation [^:]*: [0-9]+ schedules, [0-9]+ operations, [0-9]+ failing' "$log" |
+            awk '{ s += $(NF-5); o += $(NF-3); v += $(NF-1) } END { print s+0, o+0, v+0 }')
+        read -r s o v <<<"$ran"
         if [ "$s" -eq 0 ]; then s=$batch; fi
         schedules[$f]=$((${schedules[$f]:-0} + s))
         operations[$f]=$((${operations[$f]:-0} + o))
+        failing[$f]=$((${failing[$f]:-0} + v))
         if [ "$code" -ne 0 ]; then
             status=1
+            failed[$f]=1
             echo "$f: FAILED in the batch of seeds from offset $offset:"
             grep -E 'TETHER_SIM_SEED=|seed [0-9]+|✘' "$log" | cut -c1-600 | head -20
         fi
@@ -76,9 +87,11 @@ while [ "$(date +%s)" -lt "$deadline" ]; do
     [ "$(date +%s)" -lt "$deadline" ] || break
 done
 rm -f "$log"
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 for f in "${faces[@]}"; do
     seconds_run=${elapsed[$f]:-0}
     rate=$([ "$seconds_run" -gt 0 ] && echo $((${operations[$f]:-0} / seconds_run)) || echo 0)
-    echo "$f: ${schedules[$f]:-0} schedules, ${operations[$f]:-0} operations counted in ${seconds_run} s ($rate a second)$([ "$status" -eq 0 ] && echo ', no violation')"
+    verdict=$([ -z "${failed[$f]:-}" ] && echo 'no violation' || echo "FAILED (${failing[$f]:-0} schedules failing)")
+    echo "$f: ${schedules[$f]:-0} schedules, ${operations[$f]:-0} operations counted in ${seconds_run} s ($rate a second), $verdict"
 done
 exit $status

@@ -64,8 +64,9 @@ import TetherTestSupport
         tls: (client: TLSSettings, server: NIOSSLContext)? = nil
     ) async throws -> ([String], Int) {
         let t0 = ContinuousClock.now
-        // A long schedule (``SeededGenerator/isLong``) has more steps: its end may take longer.
-        let bound: Duration = .seconds(60 + schedule.steps.count / 20)
+        // A schedule hangs when nothing moves for `quiet`: no read or write completes and the peer neither sends nor
+        // receives a byte. A slow one (a busy machine) is not a hang: its time is not bounded, its progress is.
+        let quiet: Duration = .seconds(30)
         let listener = try RawListener()
         defer { listener.close() }
         let driver = try start(schedule, delivery: delivery, port: listener.port, tlsSettings: tls?.client)
@@ -88,26 +89,33 @@ import TetherTestSupport
         if case .peerCloses(let length) = schedule.ending { limit = length }
         peer.start(seed: schedule.peerSeed, limit: limit)
         var problems: [String] = []
+        // A schedule that hangs is ended by the test (the peer's close): the peer's view of that end is not the
+        // socket's doing.
+        var hung = false
         let t1 = ContinuousClock.now
         do {
             switch schedule.ending {
             case .stall(let timeout, _):
-                try await driver.needsTask.wait(timeout: bound)
+                try await Self.wait(for: driver.needsTask, quiet: quiet, driver: driver, peer: peer)
                 let sent = try await peer.stopSending()
                 if driver.ended.value == nil, let socket = driver.holder.withLock({ $0 }) {
                     driver.issueStallRead(socket, sent: sent, timeout: timeout)
                 }
-                try await driver.ended.wait(timeout: bound)
+                try await Self.wait(for: driver.ended, quiet: quiet, driver: driver, peer: peer)
             case .release:
-                _ = try await peer.receiverEnded.wait(timeout: bound)
+                _ = try await peer.receiverEnded.wait(timeout: quiet)
             default:
-                try await driver.ended.wait(timeout: bound)
+                try await Self.wait(for: driver.ended, quiet: quiet, driver: driver, peer: peer)
             }
         } catch {
+            hung = true
             let model = driver.model.withLock { $0 }
+            let sent = peer.state.withLock { $0.sent }
             problems.append(
-                "no end within \(bound): \(model.completed) of \(model.reads.count) reads and \(model.writesCompleted) of "
-                    + "\(model.writes.count) writes done, offset \(model.offset), current \(String(describing: model.current))"
+                "the schedule hung (nothing moved for \(quiet)): \(model.completed) of \(model.reads.count) reads and "
+                    + "\(model.writesCompleted) of \(model.writes.count) writes done, offset \(model.offset) of the \(sent) "
+                    + "bytes the peer sent, current \(String(describing: model.current)); "
+                    + (await engineState(driver.holder.withLock { $0 }))
             )
         }
         let t2 = ContinuousClock.now
@@ -116,13 +124,14 @@ import TetherTestSupport
         if let loop = driver.loop { try await loop.submit {}.get() }
         // The peer reads until the socket's side ends (its close), so that everything the socket wrote is counted
         // before the peer's own close would cut the reading short.
-        if (try? await peer.receiverEnded.wait(timeout: .seconds(20))) == nil {
-            problems.append("the peer never saw the socket's side end")
+        if (try? await peer.receiverEnded.wait(timeout: .seconds(hung ? 1 : 20))) == nil {
+            if !hung { problems.append("the peer never saw the socket's side end") }
+            hung = true
         }
         let t3 = ContinuousClock.now
         try await peer.close()
         let t4 = ContinuousClock.now
-        problems += driver.violations + check(schedule, driver: driver, peer: peer)
+        problems += driver.violations + check(schedule, driver: driver, peer: peer, hung: hung)
         driver.holder.withLock { $0 = nil }
         try await OpenSockets.waitUntilClosed(port: Int(listener.port), ends: .clients)
         let t5 = ContinuousClock.now
@@ -170,11 +179,60 @@ import TetherTestSupport
         return false
     }
 
-    /// The end's checks: what the peer received, the close's kind, and a timeout's timing.
+    /// Waits for `latch` while the schedule moves (a read or write completes, the peer sends or receives); throws
+    /// when nothing moved for `quiet`.
+    private static func wait(
+        for latch: Latch<Void>,
+        quiet: Duration,
+        driver: GCDSimulationDriver,
+        peer: any SimulationPeer
+    ) async throws {
+        func progress() -> [Int] {
+            let (reads, writes) = driver.model.withLock { ($0.completed, $0.writesCompleted) }
+            let (sent, received) = peer.state.withLock { ($0.sent, $0.received) }
+            return [reads, writes, sent, received]
+        }
+        var last = progress()
+        while true {
+            do {
+                return try await latch.wait(timeout: quiet)
+            } catch {
+                let now = progress()
+                if now == last { throw error }
+                last = now
+            }
+        }
+    }
+
+    /// What the socket's engine holds (read on its loop, bounded): for a schedule that hung.
+    static func engineState(_ socket: GCDAsyncSocket?) async -> String {
+        guard let socket, let adapter = socket.state.withLock({ $0.adapter }) else { return "no engine" }
+        // Sendable: the adapter's engine is read on its event loop only.
+        let box = UncheckedSendableBox(adapter)
+        let state = adapter.eventLoop.submit { () -> String in
+            guard let engine = box.value.engineBox else { return "no engine" }
+            let machine = engine.peek { m in
+                "phase \(m.phase), TLS \(m.tls), \(m.reads.bufferedBytes) bytes buffered, reads pending "
+                    + "\(m.reads.pendingTags.count), input closed \(m.reads.inputClosed), reading paused "
+                    + "\(m.isReadingPaused), paused for a timeout query \(m.reads.pausedForTimeoutQuery)"
+            }
+            let autoRead = try? engine.context?.channel.syncOptions?.getOption(ChannelOptions.autoRead)
+            return
+                "engine: \(machine), autoRead \(String(describing: autoRead)) (engine's view \(engine.isAutoReading)), "
+                + "channel active \(engine.context?.channel.isActive ?? false), TLS handler \(engine.tlsHandler != nil)"
+        }
+        let latch = Latch<String>()
+        state.whenComplete { latch.set((try? $0.get()) ?? "the engine's loop failed") }
+        return (try? await latch.wait(timeout: .seconds(5))) ?? "the engine's loop does not answer"
+    }
+
+    /// The end's checks: what the peer received, the close's kind, and a timeout's timing. A schedule that `hung`
+    /// was ended by the test's closing its peer: how the peer saw that end says nothing of the socket.
     private static func check(
         _ schedule: SocketSchedule,
         driver: GCDSimulationDriver,
-        peer: any SimulationPeer
+        peer: any SimulationPeer,
+        hung: Bool
     ) -> [String] {
         var problems: [String] = []
         let model = driver.model.withLock { $0 }
@@ -184,7 +242,7 @@ import TetherTestSupport
         // A reset (the socket closed with bytes it never read, or the peer's bytes reached it once closed) may lose
         // what was still in flight; a FIN (over TLS: the socket's close_notify) may not.
         let orderly = received.endErrno == 0
-        if received.endErrno == StreamingPeer.State.raggedEnd {
+        if received.endErrno == StreamingPeer.State.raggedEnd && !hung {
             problems.append("the socket's TLS stream ended without close_notify, and not by a reset")
         }
         if (orderly && received.received < model.completedWriteBytes) || received.received > model.writtenBytes {

@@ -15,8 +15,9 @@ import TetherTestSupport
 /// them when the life ends cleanly); an operation fails only in the ways its arguments allow; nothing hangs; the
 /// descriptor is closed at the end, and a connection let go of closes.
 ///
-/// `TETHER_SIM_SEEDS=N` runs N seeds per variant, `TETHER_SIM_SEED=S` replays one.
-@Suite(.timeLimit(.minutes(5)))
+/// `TETHER_SIM_SEEDS=N` runs N seeds per variant, `TETHER_SIM_SEED=S` replays one; `TETHER_SIM_LONG=1` draws
+/// schedules of thousands of rounds on one connection and runs several at once (``SeededGenerator/isLong``).
+@Suite(.timeLimit(.minutes(SeededGenerator.isLong ? 60 : 5)))
 struct TCPConnectionSimulationTests {
     static let seeds = SeededGenerator.seeds(first: 1, count: 6)
 
@@ -96,23 +97,29 @@ struct TCPConnectionSimulationTests {
         }
     }
 
-    private func simulate(_ variant: String, setup: (AsyncSimSchedule) async throws -> Setup) async throws {
-        var failures: [String] = []
-        for seed in Self.seeds {
+    /// Runs a schedule of every seed (``SeededGenerator/concurrency`` at a time), prints the count, and expects no
+    /// violation; a failure names its seed's replay and its schedule.
+    private func simulate(
+        _ variant: String,
+        setup: @escaping @Sendable (AsyncSimSchedule) async throws -> Setup
+    ) async throws {
+        let failures = try await SeededGenerator.simulate(face: "TCPConnection(\(variant))", seeds: Self.seeds) {
+            seed in
             let schedule = AsyncSimSchedule(seed: seed)
-            let problems = try await Self.run(schedule, try await setup(schedule))
-            if !problems.isEmpty {
-                failures.append(
-                    "TETHER_SIM_SEED=\(seed) (\(variant)): \(problems.prefix(5).joined(separator: "; "))\n  schedule: "
-                        + String(schedule.description.prefix(2_000))
-                )
-            }
+            let (problems, operations) = try await Self.run(schedule, try await setup(schedule))
+            let failure =
+                problems.isEmpty
+                ? nil
+                : "\(SeededGenerator.replay(seed)) (\(variant)): \(problems.prefix(5).joined(separator: "; "))\n  "
+                    + "schedule: \(String(schedule.description.prefix(2_000)))"
+            return (failure, operations)
         }
         #expect(failures.isEmpty, "\(failures.count) schedules failed:\n\(failures.prefix(3).joined(separator: "\n"))")
     }
 
-    /// Runs one schedule; returns its violations.
-    static func run(_ schedule: AsyncSimSchedule, _ setup: Setup) async throws -> [String] {
+    /// Runs one schedule; returns its violations and how many operations it issued (the connect, each read, write
+    /// and close; a release counts as the close).
+    static func run(_ schedule: AsyncSimSchedule, _ setup: Setup) async throws -> ([String], Int) {
         var connection = setup.connection.withLock { connection in
             defer { connection = nil }
             return connection
@@ -155,6 +162,8 @@ struct TCPConnectionSimulationTests {
             try await Task.sleep(for: .milliseconds(20))
         }
         try await setup.cleanup()
-        return problems
+        var released = false
+        if case .release = schedule.ending { released = true }
+        return (problems, runner.operations.withLock { $0 } + (released ? 2 : 1))
     }
 }

@@ -79,6 +79,32 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
         }
     }
 
+    /// The seeds grouped as a parameterized test takes them: one seed per case, or in long mode ``concurrency``
+    /// seeds per case (run at once with ``run(_:_:)``), so that a run of one case at a time still runs several
+    /// schedules at once.
+    public static func batches(_ seeds: [UInt64]) -> [[UInt64]] {
+        stride(from: 0, to: seeds.count, by: concurrency).map { Array(seeds[$0..<min($0 + concurrency, seeds.count)]) }
+    }
+
+    /// Runs `body` for every seed (``concurrency`` at a time), prints the summary line (``report(face:schedules:operations:failing:)``)
+    /// and returns the failures' reports. `body` returns a failing schedule's report (nil: it passed) and how many
+    /// operations it issued.
+    public static func simulate(
+        face: String,
+        seeds: [UInt64],
+        _ body: @escaping @Sendable (UInt64) async throws -> (failure: String?, operations: Int)
+    ) async throws -> [String] {
+        let results = try await run(seeds, body)
+        let failures = results.compactMap(\.failure)
+        report(
+            face: face,
+            schedules: seeds.count,
+            operations: results.map(\.operations).reduce(0, +),
+            failing: failures.count
+        )
+        return failures
+    }
+
     /// Prints one line that `scripts/simulate.sh` adds up: `simulation <face>: <n> schedules, <m> operations,
     /// <v> failing`.
     public static func report(face: String, schedules: Int, operations: Int, failing: Int) {

@@ -242,8 +242,16 @@ final class SocketEngine: ChannelInboundHandler {
         // NIOSSL closes gracefully: close_notify, then it waits for the peer's. With remote half-closure allowed,
         // the peer's answer (close_notify and FIN) left the channel open until NIOSSL's 5 s shutdown timeout,
         // holding every closed connection's memory that long; without it, the peer's FIN ends the channel.
+        // The peer's close_notify comes behind whatever it sent before it: reading paused for back-pressure (a full
+        // buffer and no read waiting) would leave it unread, so NIOSSL would wait out its shutdown timeout and then
+        // close with those bytes unread (a reset). Reading resumes; what arrives is discarded (the engine is closed).
         if hadTLSHandler, let context {
             try? context.channel.syncOptions?.setOption(ChannelOptions.allowRemoteHalfClosure, value: false)
+            if !isAutoReading {
+                isAutoReading = true
+                machine.isReadingPaused = false
+                try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true)
+            }
         }
         // The handler may hold closures that capture this engine (manual trust): let go of it.
         tlsHandler = nil

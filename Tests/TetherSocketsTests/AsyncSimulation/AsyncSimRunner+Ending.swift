@@ -19,6 +19,7 @@ extension AsyncSimRunner {
             expectPeerEnd(.endOfStream)
             return true
         case .halfClose(let tail):
+            operations.withLock { $0 += 2 }
             try await connection.halfClose()
             // The end of the stream reaches the peer after every accepted byte.
             try await peer.receiverEnded()
@@ -59,6 +60,7 @@ extension AsyncSimRunner {
             let finishing = Task { try await peer.finish(from: sent, tail: tail, reset: true) }
             await drain(connection, until: "any")
             try await finishing.value
+            operations.withLock { $0 += 2 }
             let outcome = await Self.perform(.length(1), timeout: .seconds(5), on: connection)
             switch outcome {
             case .failed(let failure) where failure != .timeout: break
@@ -73,6 +75,7 @@ extension AsyncSimRunner {
     }
 
     private func close(_ connection: TCPConnection, expectingSuccess: Bool) async {
+        operations.withLock { $0 += 1 }
         do {
             try await connection.close()
         } catch {
@@ -82,6 +85,7 @@ extension AsyncSimRunner {
 
     /// After the connection ended: reads and writes throw `.closed`.
     private func expectEnded(_ connection: TCPConnection) async {
+        operations.withLock { $0 += 1 }
         await expect(.length(1), timeout: .seconds(5), "closed", on: connection)
         await expect(.available(maxLength: 5), timeout: nil, "closed", on: connection)
         do {

@@ -12,6 +12,8 @@ final class AsyncSimRunner: Sendable {
     /// Whether the peer is a raw socket (it can reset, and sees a released connection's orderly end).
     let rawPeer: Bool
     let model: LockedBox<AsyncSimModel>
+    /// The operations issued on the connection so far (a read, a write, a close each count once).
+    let operations = LockedBox(0)
 
     init(schedule: AsyncSimSchedule, peer: any AsyncSimPeer, rawPeer: Bool) {
         self.schedule = schedule
@@ -31,6 +33,7 @@ final class AsyncSimRunner: Sendable {
         peer.start(seed: schedule.peerSeed)
         for (index, round) in schedule.rounds.enumerated() {
             if round.pressure { peer.setReceiving(false) }
+            operations.withLock { $0 += round.operations.count }
             let outcomes = try await perform(round, index: index, on: connection)
             if round.pressure { peer.setReceiving(true) }
             model.withLock { $0.settle(round.operations, outcomes) }
@@ -160,6 +163,7 @@ final class AsyncSimRunner: Sendable {
         _ expected: String,
         on connection: TCPConnection
     ) async {
+        operations.withLock { $0 += 1 }
         let outcome = await Self.perform(read, timeout: timeout, on: connection)
         model.withLock { $0.settle(read, outcome, expected: expected) }
     }
@@ -172,6 +176,7 @@ final class AsyncSimRunner: Sendable {
         await expect(.length(left + 1), timeout: .milliseconds(10), "timeout", on: connection)
         await expect(.length(left + 1 + Int(schedule.seed % 5_000)), timeout: .zero, "timeout", on: connection)
         await expect(.length(left + 1), timeout: .seconds(-3), "timeout", on: connection)
+        operations.withLock { $0 += 1 }
         let pending = Task { await Self.perform(.length(left + 3), timeout: nil, on: connection) }
         // Whether the read reached the connection or not, it cannot complete: cancelled, it throws. The seed decides
         // how far the read gets before the cancel (a number of yields, not a wait for time).
@@ -188,6 +193,7 @@ final class AsyncSimRunner: Sendable {
     /// Reads what is left until `readAvailable` answers `final` ("nil", or "any" for an error or nil).
     func drain(_ connection: TCPConnection, until final: String) async {
         while true {
+            operations.withLock { $0 += 1 }
             let outcome = await Self.perform(.available(maxLength: 65_536), timeout: .seconds(20), on: connection)
             switch outcome {
             case .bytes: model.withLock { $0.settle(.available(maxLength: 65_536), outcome, expected: "bytes") }
@@ -201,6 +207,7 @@ final class AsyncSimRunner: Sendable {
     }
 
     func write(size: Int, expected: String, on connection: TCPConnection) async {
+        operations.withLock { $0 += 1 }
         let id = model.withLock { $0.issueWrite(round: schedule.rounds.count, size: size) }
         let operation = AsyncSimSchedule.Operation.write(
             size: size,

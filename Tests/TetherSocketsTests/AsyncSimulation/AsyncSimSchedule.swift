@@ -106,12 +106,17 @@ struct AsyncSimSchedule: CustomStringConvertible {
     }
 
     let seed: UInt64
+    /// Drawn in long mode (its replay needs `TETHER_SIM_LONG=1`).
+    let long: Bool
     let stream: SimulatedStream
     let peerSeed: UInt64
     let rounds: [Round]
     let ending: Ending
 
-    init(seed: UInt64) {
+    /// A schedule of `seed`: 10–60 rounds, or in long mode (``SeededGenerator/isLong``) 1,500–3,000 on one
+    /// connection.
+    init(seed: UInt64, long: Bool = SeededGenerator.isLong) {
+        self.long = long
         var random = SeededGenerator(seed: seed)
         self.seed = seed
         let separatorLength = Int.random(in: 1...2, using: &random)
@@ -120,7 +125,7 @@ struct AsyncSimSchedule: CustomStringConvertible {
             separator: (0..<separatorLength).map { _ in UInt8.random(in: 0..<SimulatedStream.alphabet, using: &random) }
         )
         peerSeed = random.next()
-        let count = Int.random(in: 10...60, using: &random)
+        let count = long ? Int.random(in: 1_500...3_000, using: &random) : Int.random(in: 10...60, using: &random)
         let pressureRound = random.chance(0.4) ? Int.random(in: 0..<count, using: &random) : -1
         let separator = stream.separator
         rounds = (0..<count).map { index in
@@ -181,8 +186,13 @@ struct AsyncSimSchedule: CustomStringConvertible {
         return Round(operations: operations, pressure: true)
     }
 
+    /// The replay and the rounds (a long schedule's first and last 60).
     var description: String {
-        "seed \(seed): stream(sep \(stream.separator)), \(rounds.count) rounds, ends \(ending): "
-            + rounds.map(\.description).joined(separator: " ")
+        let listed = rounds.map(\.description)
+        return "\(long ? "TETHER_SIM_LONG=1 " : "")TETHER_SIM_SEED=\(seed): stream(sep \(stream.separator)), "
+            + "\(rounds.count) rounds, ends \(ending): "
+            + (listed.count > 150
+                ? (listed.prefix(60) + ["…"] + listed.suffix(60)).joined(separator: " ")
+                : listed.joined(separator: " "))
     }
 }

@@ -71,7 +71,7 @@ final class RawAsyncSimPeer: AsyncSimPeer, @unchecked Sendable {
             }
             guard complete else { break }
             offset += size
-            if random.chance(0.05) { usleep(UInt32.random(in: 0...2_000, using: &random)) }
+            if random.chance(0.05) { usleep(SeededGenerator.pause(UInt32.random(in: 0...2_000, using: &random))) }
         }
         senderStopped.set(state.withLock { $0.sent })
     }

@@ -38,8 +38,10 @@ final class StreamingPeer: @unchecked Sendable {
         self.fd = fd
         self.stream = stream
         // Sends give up every 20 ms so that the sender notices a stop while the socket does not read.
-        var timeout = timeval(tv_sec: 0, tv_usec: 20_000)
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        // A `timeval` spelled as its two 64-bit fields (seconds, microseconds): Glibc's `timeval` does not build in
+        // an optimized build of this target (its module, SwiftOverlayShims, is not visible: MemberImportVisibility).
+        var timeout: (Int, Int) = (0, 20_000)
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<(Int, Int)>.size))
     }
 
     /// Starts both threads; the sender sends `limit` bytes then shuts its side down (nil: until stopped).

@@ -61,7 +61,7 @@ final class AsyncSocketSimPeer: @unchecked Sendable {
                 let size = Int.random(in: 1...(random.chance(0.4) ? 4096 : 64), using: &random)
                 chunk = Array(AsyncSocketSimSchedule.stream(start..<start + size, seed: seed))
                 // The peer's own rhythm: now and then it waits before its next chunk.
-                if random.chance(0.2) { usleep(UInt32.random(in: 0...2000, using: &random)) }
+                if random.chance(0.2) { usleep(SeededGenerator.pause(UInt32.random(in: 0...2000, using: &random))) }
             }
             let n = chunk.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if n > 0 {

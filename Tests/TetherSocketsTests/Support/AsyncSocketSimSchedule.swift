@@ -87,11 +87,17 @@ struct AsyncSocketSimSchedule: CustomStringConvertible {
     }
 
     let seed: UInt64
+    /// Drawn in long mode (its replay needs `TETHER_SIM_LONG=1`).
+    var long = false
     var steps: [Step] = []
     var ending = Ending.keepOpen
 
+    /// The replay and the listing (a long schedule's first and last 40 steps).
     var description: String {
-        "seed \(seed), peer ending \(ending.rawValue), steps:\n" + steps.map { "  \($0)" }.joined(separator: "\n")
+        let listed = steps.count > 100 ? Array(steps.prefix(40)) + Array(steps.suffix(40)) : steps
+        return "\(long ? "TETHER_SIM_LONG=1 " : "")TETHER_SIM_SEED=\(seed): \(steps.count) steps, peer ending "
+            + "\(ending.rawValue), steps\(steps.count > 100 ? " (first and last 40)" : ""):\n"
+            + listed.map { "  \($0)" }.joined(separator: "\n")
     }
 
     /// The byte at `index` of the stream the peer sends: letters with a `\n` now and then, every 32-byte block
@@ -116,12 +122,15 @@ struct AsyncSocketSimSchedule: CustomStringConvertible {
         UInt8(truncatingIfNeeded: tag &* 31 &+ index)
     }
 
-    /// Draws a schedule from `seed`.
-    static func draw(seed: UInt64) -> AsyncSocketSimSchedule {
+    /// Draws a schedule from `seed`. A `long` schedule (``SeededGenerator/isLong``) has 2,000–5,000 steps, a
+    /// disconnect call (if any) among its last 20, and draws what ends a life early (a zero timeout, a separator
+    /// maximum the separator may lie beyond) rarely enough that most of its steps run.
+    static func draw(seed: UInt64, long: Bool = SeededGenerator.isLong) -> AsyncSocketSimSchedule {
         var random = SeededGenerator(seed: seed)
-        var schedule = AsyncSocketSimSchedule(seed: seed)
-        let count = Int.random(in: 8...36, using: &random)
-        let endsAt: Int? = random.chance(0.35) ? Int.random(in: count * 2 / 3..<count, using: &random) : nil
+        var schedule = AsyncSocketSimSchedule(seed: seed, long: long)
+        let count = long ? Int.random(in: 2_000...5_000, using: &random) : Int.random(in: 8...36, using: &random)
+        let lastStretch = long ? count - 20 : count * 2 / 3
+        let endsAt: Int? = random.chance(0.35) ? Int.random(in: lastStretch..<count, using: &random) : nil
         var lastReadTag: Int?
         for index in 0..<count {
             let tag = index + 1
@@ -133,11 +142,11 @@ struct AsyncSocketSimSchedule: CustomStringConvertible {
                         .disconnectAfterReadingAndWriting,
                     ][Int.random(in: 0..<4, using: &random)]
             } else if random.chance(0.7) {
-                operation = .read(drawRead(&random), timeout: drawTimeout(&random))
+                operation = .read(drawRead(&random, long: long), timeout: drawTimeout(&random, long: long))
             } else {
                 let size =
                     random.chance(0.05) ? 0 : Int.random(in: 1...(random.chance(0.1) ? 200_000 : 4096), using: &random)
-                operation = .write(count: size, timeout: drawTimeout(&random))
+                operation = .write(count: size, timeout: drawTimeout(&random, long: long))
             }
             var site = [Site.otherThread, .runLoop, .insideCallback][Int.random(in: 0..<3, using: &random)]
             if site == .insideCallback && lastReadTag == nil { site = .runLoop }
@@ -149,8 +158,8 @@ struct AsyncSocketSimSchedule: CustomStringConvertible {
         return schedule
     }
 
-    private static func drawTimeout(_ random: inout SeededGenerator) -> TimeInterval {
-        if random.chance(0.03) { return 0 }
+    private static func drawTimeout(_ random: inout SeededGenerator, long: Bool) -> TimeInterval {
+        if random.chance(long ? 0.000_05 : 0.03) { return 0 }
         return [-1, .nan, .infinity, 1e300, 30, -.infinity][Int.random(in: 0..<6, using: &random)]
     }
 
@@ -161,7 +170,7 @@ struct AsyncSocketSimSchedule: CustomStringConvertible {
         return Buffer(length: length, offset: offset)
     }
 
-    private static func drawRead(_ random: inout SeededGenerator) -> Read {
+    private static func drawRead(_ random: inout SeededGenerator, long: Bool) -> Read {
         let buffer = drawBuffer(&random)
         switch Int.random(in: 0..<3, using: &random) {
         case 0:
@@ -172,7 +181,12 @@ struct AsyncSocketSimSchedule: CustomStringConvertible {
         default:
             let separators = [Data([0x0A]), Data([0x0D, 0x0A]), Data()]
             let sep = random.chance(0.03) ? separators[2] : separators[Int.random(in: 0..<2, using: &random)]
-            let max: UInt = random.chance(0.3) ? UInt.random(in: 1...40, using: &random) : 0
+            // Every separator lies within 32 bytes: a long schedule draws a maximum below that rarely.
+            let max: UInt =
+                !random.chance(0.3)
+                ? 0
+                : long && !random.chance(0.000_2)
+                    ? UInt.random(in: 32...64, using: &random) : UInt.random(in: 1...40, using: &random)
             return .separator(sep, maxLength: max, buffer: buffer)
         }
     }

@@ -58,8 +58,9 @@ final class RawPeer: @unchecked Sendable {
 
     /// Reads exactly `count` bytes (blocking, with a receive timeout of 10 s).
     func receive(count: Int) -> [UInt8] {
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        // A `timeval` (seconds, microseconds): see ``StreamingPeer``'s initializer.
+        var timeout: (Int, Int) = (10, 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<(Int, Int)>.size))
         var result: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65_536)
         while result.count < count {
@@ -72,8 +73,9 @@ final class RawPeer: @unchecked Sendable {
 
     /// Reads until the peer closes (or 10 s pass).
     func receiveToEnd() -> [UInt8] {
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        // A `timeval` (seconds, microseconds): see ``StreamingPeer``'s initializer.
+        var timeout: (Int, Int) = (10, 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<(Int, Int)>.size))
         var result: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65_536)
         while true {

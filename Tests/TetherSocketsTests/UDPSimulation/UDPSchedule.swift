@@ -45,14 +45,22 @@ struct UDPSchedule: CustomStringConvertible {
     /// How it ends, after every operation's results arrived.
     let race: UDPRace
 
-    init(seed: UInt64, length: Int = 30) {
+    /// Drawn in long mode (its replay needs `TETHER_SIM_LONG=1`).
+    let long: Bool
+
+    /// A schedule of `seed`: 30 operations, or in long mode (``SeededGenerator/isLong``) 2,000–5,000, of which a
+    /// close (that ends a life, and with life 1 the peer's datagrams) is drawn about one time in 3,000.
+    init(seed: UInt64, long: Bool = SeededGenerator.isLong) {
         self.seed = seed
+        self.long = long
         var random = SeededGenerator(seed: seed)
         var ops: [Op] = []
         var tag = 0
         var sequence = 0
+        let length = long ? Int.random(in: 2_000...5_000, using: &random) : 30
         for _ in 0..<length {
-            let roll = Int.random(in: 0..<100, using: &random)
+            var roll = Int.random(in: 0..<100, using: &random)
+            if long, roll >= 90, !random.chance(0.003) { roll = Int.random(in: 0..<90, using: &random) }
             switch roll {
             case 0..<55:
                 tag += 1
@@ -85,8 +93,13 @@ struct UDPSchedule: CustomStringConvertible {
         race = UDPRace(using: &random, firstSequence: sequence + 1)
     }
 
+    /// The replay and the listing (a long schedule's first and last 40 operations).
     var description: String {
-        "seed \(seed):\n" + ops.enumerated().map { "  \($0.offset): \($0.element)" }.joined(separator: "\n")
+        let listed = ops.enumerated().map { "  \($0.offset): \($0.element)" }
+        return "\(long ? "TETHER_SIM_LONG=1 " : "")TETHER_SIM_SEED=\(seed), \(ops.count) operations:\n"
+            + (listed.count > 100
+                ? (listed.prefix(40) + ["  …"] + listed.suffix(40)).joined(separator: "\n")
+                : listed.joined(separator: "\n"))
             + "\n  \(race)"
     }
 

@@ -14,23 +14,26 @@ import Glibc
 /// Seeded randomized schedules against a real ``GCDAsyncUdpSocket`` on loopback (with its delegate queue), two real
 /// peers (``UDPSocket``s) and a closed port; ``UDPModel`` says what each schedule is owed and checks what happened.
 /// `TETHER_SIM_SEED=S` replays one seed, `TETHER_SIM_SEEDS=N` runs N; a failure prints the seed and the schedule.
-@Suite(.timeLimit(.minutes(2)))
+/// `TETHER_SIM_LONG=1` draws schedules of thousands of operations on one socket and runs several at once in each
+/// case (``SeededGenerator/isLong``).
+@Suite(.timeLimit(.minutes(SeededGenerator.isLong ? 60 : 2)))
 struct UDPSimulationTests {
-    @Test(arguments: SeededGenerator.seeds(first: 0x5EED_0D90, count: 24))
-    func aRandomScheduleKeepsTheDelegateFacesPromises(seed: UInt64) async throws {
-        let schedule = UDPSchedule(seed: seed)
-        let problems = try await Self.run(schedule)
-        SeededGenerator.report(
-            face: "GCDAsyncUdpSocket",
-            schedules: 1,
-            operations: schedule.ops.count + schedule.race.threads.joined().count + 1,
-            failing: problems.isEmpty ? 0 : 1
-        )
-        #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))\n\(schedule)")
+    @Test(arguments: SeededGenerator.batches(SeededGenerator.seeds(first: 0x5EED_0D90, count: 24)))
+    func aRandomScheduleKeepsTheDelegateFacesPromises(seeds: [UInt64]) async throws {
+        let failures = try await SeededGenerator.simulate(face: "GCDAsyncUdpSocket", seeds: seeds) { seed in
+            let schedule = UDPSchedule(seed: seed)
+            let (problems, operations) = try await Self.run(schedule)
+            let failure =
+                problems.isEmpty ? nil : "\(problems.prefix(20).joined(separator: "\n"))\n\(schedule)"
+            return (failure, operations)
+        }
+        #expect(failures.isEmpty, "\(failures.count) schedules failed:\n\(failures.prefix(2).joined(separator: "\n"))")
     }
 
-    /// Runs `schedule`; returns what broke (empty: every invariant held).
-    static func run(_ schedule: UDPSchedule) async throws -> [String] {
+    /// Runs `schedule`; returns what broke (empty: every invariant held) and how many operations ran: each send,
+    /// receive call, option call and close the socket was given, each datagram the peer sent it, the race's sends
+    /// and its end.
+    static func run(_ schedule: UDPSchedule) async throws -> ([String], Int) {
         let collectorA = try await UDPCollectingPeer(host: "127.0.0.1")
         let collectorB = try await UDPCollectingPeer(host: "127.0.0.1")
         let (peerA, peerB) = (collectorA.socket, collectorB.socket)
@@ -54,10 +57,12 @@ struct UDPSimulationTests {
             .closedPort: try SocketAddress(ipAddress: "127.0.0.1", port: closedPort).sockaddrData,
         ]
         let target = try SocketAddress(ipAddress: "127.0.0.1", port: port)
+        var operations = 0
         for op in schedule.ops {
             // Once life 1 closed, its port may belong to another test's socket: the peer stops sending to it.
             let firstLifeWasOpen = model.firstLifeOpen
             model.apply(op)
+            if case .peerSend = op, !firstLifeWasOpen {} else { operations += 1 }
             switch op {
             case .send(let tag, let size, let to, let timeout, let from):
                 let data = UDPSchedule.payload(tag: tag, size: size)
@@ -107,6 +112,7 @@ struct UDPSimulationTests {
             target: model.firstLifeOpen ? target : nil
         )
         for send in run.issued.flatMap({ $0 }) { model.raced(send) }
+        operations += run.issued.joined().count + 1
         inodes.formUnion(run.inodes)
         var problems: [String] = []
         if race.end == .release {
@@ -161,7 +167,7 @@ struct UDPSimulationTests {
         // Descriptors: every socket of every life is closed (its inode gone from /proc/self/fd).
         let released = await eventually { openSocketInodes().isDisjoint(with: inodes) }
         if !released { problems.append("sockets still open: \(openSocketInodes().intersection(inodes))") }
-        return problems
+        return (problems, operations)
     }
 
     /// A bound socket whose only strong reference the caller keeps.

@@ -51,14 +51,25 @@ struct UDPSocketSchedule: CustomStringConvertible {
     /// Ends by dropping the socket's last reference instead of closing it (when no `close` ran).
     let releaseWithoutClose: Bool
 
-    init(seed: UInt64, length: Int = 24) {
+    /// Drawn in long mode (its replay needs `TETHER_SIM_LONG=1`).
+    let long: Bool
+
+    /// A schedule of `seed`: 24 operations, or in long mode (``SeededGenerator/isLong``) 1,000–2,500, of which a
+    /// close (alone or racing a burst), after which the socket only answers `.closed`, is drawn about one time in
+    /// 2,000.
+    init(seed: UInt64, long: Bool = SeededGenerator.isLong) {
         self.seed = seed
+        self.long = long
         var random = SeededGenerator(seed: seed)
         var ops: [Op] = []
         var sequence = 0
         var peerSequence = 0
+        let length = long ? Int.random(in: 1_000...2_500, using: &random) : 24
+        let closing = long ? 0.000_5 : 0.08
         for _ in 0..<length {
-            switch Int.random(in: 0..<100, using: &random) {
+            var roll = Int.random(in: 0..<100, using: &random)
+            if long, roll >= 95, !random.chance(0.01) { roll = Int.random(in: 0..<95, using: &random) }
+            switch roll {
             case 0..<40:
                 let tasks = Int.random(in: 1...3, using: &random)
                 var sends: [Send] = []
@@ -80,7 +91,7 @@ struct UDPSocketSchedule: CustomStringConvertible {
                         )
                     )
                 }
-                ops.append(.sends(sends, closing: random.chance(0.08)))
+                ops.append(.sends(sends, closing: random.chance(closing)))
             case 40..<62:
                 let sizes = (0..<Int.random(in: 1...6, using: &random)).map { _ in
                     Int.random(in: 8...1_400, using: &random)
@@ -96,9 +107,14 @@ struct UDPSocketSchedule: CustomStringConvertible {
         releaseWithoutClose = random.chance(0.3)
     }
 
+    /// The replay and the listing (a long schedule's first and last 40 operations).
     var description: String {
-        "seed \(seed)\(releaseWithoutClose ? ", released without close" : ""):\n"
-            + ops.enumerated().map { "  \($0.offset): \($0.element)" }.joined(separator: "\n")
+        let listed = ops.enumerated().map { "  \($0.offset): \($0.element)" }
+        return "\(long ? "TETHER_SIM_LONG=1 " : "")TETHER_SIM_SEED=\(seed), \(ops.count) operations"
+            + "\(releaseWithoutClose ? ", released without close" : ""):\n"
+            + (listed.count > 100
+                ? (listed.prefix(40) + ["  …"] + listed.suffix(40)).joined(separator: "\n")
+                : listed.joined(separator: "\n"))
     }
 
     /// The bytes of datagram `sequence`: the number in the first 8 bytes when they fit, then a pattern of it.

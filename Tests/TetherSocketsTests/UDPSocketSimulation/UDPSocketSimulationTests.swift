@@ -9,17 +9,25 @@ import TetherTestSupport
 /// sending to it; a consumer of ``UDPSocket/datagrams`` that takes only what the schedule grants; `close()`, or the
 /// last reference dropped without it. ``UDPSocketModel`` says what each schedule is owed and checks what happened.
 /// `TETHER_SIM_SEED=S` replays one seed, `TETHER_SIM_SEEDS=N` runs N; a failure prints the seed and the schedule.
-@Suite(.timeLimit(.minutes(2)))
+/// `TETHER_SIM_LONG=1` draws schedules of thousands of operations on one socket and runs several at once in each
+/// case (``SeededGenerator/isLong``).
+@Suite(.timeLimit(.minutes(SeededGenerator.isLong ? 60 : 2)))
 struct UDPSocketSimulationTests {
-    @Test(arguments: SeededGenerator.seeds(first: 0x5EED_A500, count: 16))
-    func aRandomScheduleKeepsTheAsyncFacesPromises(seed: UInt64) async throws {
-        let schedule = UDPSocketSchedule(seed: seed)
-        let problems = try await Self.run(schedule)
-        #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))\n\(schedule)")
+    @Test(arguments: SeededGenerator.batches(SeededGenerator.seeds(first: 0x5EED_A500, count: 16)))
+    func aRandomScheduleKeepsTheAsyncFacesPromises(seeds: [UInt64]) async throws {
+        let failures = try await SeededGenerator.simulate(face: "UDPSocket", seeds: seeds) { seed in
+            let schedule = UDPSocketSchedule(seed: seed)
+            let (problems, operations) = try await Self.run(schedule)
+            let failure =
+                problems.isEmpty ? nil : "\(problems.prefix(20).joined(separator: "\n"))\n\(schedule)"
+            return (failure, operations)
+        }
+        #expect(failures.isEmpty, "\(failures.count) schedules failed:\n\(failures.prefix(2).joined(separator: "\n"))")
     }
 
-    /// Runs `schedule`; returns what broke (empty: every invariant held).
-    static func run(_ schedule: UDPSocketSchedule) async throws -> [String] {
+    /// Runs `schedule`; returns what broke (empty: every invariant held) and how many operations ran: each send,
+    /// each datagram the socket delivered, each `close()`.
+    static func run(_ schedule: UDPSocketSchedule) async throws -> ([String], Int) {
         let collectorA = try await UDPCollectingPeer(host: "127.0.0.1")
         let collectorB = try await UDPCollectingPeer(host: "127.0.0.1")
         var subject: UDPSocket? = try await UDPSocket.bind(host: "127.0.0.1", port: 0)
@@ -35,11 +43,13 @@ struct UDPSocketSimulationTests {
         ]
         var model = UDPSocketModel()
         var problems: [String] = []
+        var operations = 0
         if inodes.isEmpty { problems.append("the socket's inode was not found") }
         for op in schedule.ops {
             switch op {
             case .sends(let sends, let closing):
                 let results = await send(sends, on: subject!, to: addresses, closing: closing)
+                operations += sends.count + (closing ? 1 : 0)
                 for (send, result) in results { model.record(send, result, closing: closing) }
                 if closing { model.closed() }
             case .peerSends(let first, let sizes):
@@ -55,12 +65,14 @@ struct UDPSocketSimulationTests {
                 guard !model.isClosed else { continue }
                 problems += await drain(consumer, model, port: port)
             case .close:
+                operations += 1
                 do { try await subject?.close() } catch { problems.append("close() threw \(error)") }
                 model.closed()
             }
         }
         // The end: everything sent to it arrived (or was dropped) while open; then close() or release.
         if !model.isClosed {
+            operations += 1
             problems += await drain(consumer, model, port: port)
             if schedule.releaseWithoutClose {
                 subject = nil
@@ -71,6 +83,7 @@ struct UDPSocketSimulationTests {
         }
         // Nothing after close: the sequence ends, and held nothing but what was sent while open.
         let end = await consumer.waitForEnd()
+        operations += consumer.received.count
         if end != .finished { problems.append("datagrams ended with \(end.map { "\($0)" } ?? "nothing")") }
         problems += model.checkReceived(consumer.received, drops: 0, complete: false)
         problems += model.checkSends()
@@ -87,7 +100,7 @@ struct UDPSocketSimulationTests {
         await collectorA.stop()
         await collectorB.stop()
         subject = nil
-        return problems
+        return (problems, operations)
     }
 
     /// Lets the consumer take every datagram owed; waits (bounded) until each arrived or the kernel dropped it, and
@@ -97,7 +110,7 @@ struct UDPSocketSimulationTests {
         consumer.grant(max(owed - consumer.received.count, 0))
         func drops() -> Int { (try? UDPFloodTests.kernelDrops(port: port)) ?? 0 }
         _ = await eventually { consumer.received.count + drops() >= owed }
-        return model.checkReceived(consumer.received, drops: drops(), complete: true)
+        return model.checkReceived(consumer.received, drops: drops(), complete: true, contents: false)
     }
 
     /// Runs a burst: each task sends its share in order, the tasks concurrently (and a `close()` with them when
