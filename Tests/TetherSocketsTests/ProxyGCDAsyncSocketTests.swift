@@ -1,4 +1,6 @@
 import Foundation
+import NIOCore
+import NIOPosix
 import Testing
 import TetherSockets
 
@@ -53,9 +55,16 @@ struct ProxyGCDAsyncSocketTests {
         let proxy = try await ProxyServer.start(kind, allowedPort: echo.port)
         defer { proxy.stop() }
         let wrong = ProxyCredentials(username: "tether", password: "nope")
-        let (socket, recorder) = client(through: proxy, credentials: wrong)
-        try socket.connect(toHost: "127.0.0.1", onPort: UInt16(echo.port), withTimeout: 10)
-        socket.write(Data("never sent\n".utf8), withTimeout: 10, tag: 1)
+        // The connect and the write are issued from the socket's own event loop, so the proxy's refusal cannot end
+        // the life between them (from another thread, a slow thread could issue the write after the end).
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let recorder = SocketRecorder()
+        let socket = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue, eventLoopGroup: loop)
+        socket.proxy = proxy.configuration(credentials: wrong)
+        try await loop.submit {
+            try socket.connect(toHost: "127.0.0.1", onPort: UInt16(echo.port), withTimeout: 10)
+            socket.write(Data("never sent\n".utf8), withTimeout: 10, tag: 1)
+        }.get()
         let error = try #require(await recorder.waitForDisconnect())
         #expect(error.code == .other)
         #expect(error.proxyError?.code == .authenticationFailed)
