@@ -34,9 +34,7 @@ final class UDPLoopCallbacks: @unchecked Sendable {
             return !inbox.isDrainScheduled
         }
         guard schedule else { return }
-        // Sendable: the callbacks run on the loop only.
-        let this = UncheckedSendableBox(self)
-        loop.execute { this.value.drain() }
+        loop.execute { self.drain() }
     }
 
     /// On the loop: runs `callback` now and returns true when no callback is running (nor waiting); false, without
