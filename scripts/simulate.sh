@@ -2,8 +2,9 @@
 # The sockets' randomized tests (a model of each face's contract under schedules drawn from seeds) over many more
 # seeds than the test suite runs: batch after batch of fresh seeds until the time is up. A failing schedule prints
 # its seed; replay it with TETHER_SIM_SEED=<seed> swift test --filter <suite>.
-#   scripts/simulate.sh [--seconds N] [--face gcd|gcdtls|runloop|udp|udpsocket|async|all] [--batch N] [--long]
-#                       [--release | --sanitize thread]
+#   scripts/simulate.sh [--seconds N] [--operations N] [--face gcd|gcdtls|runloop|udp|udpsocket|async|all]
+#                       [--batch N] [--long] [--release | --sanitize thread]
+# --operations N: a face stops once its counted operations reach N (the run ends when every face has, or at --seconds).
 # --long (TETHER_SIM_LONG=1, every face): each schedule runs thousands of operations on its socket or connection, the
 # peers pause a tenth as long, and TETHER_SIM_CONCURRENCY (4) schedules run at once in one process; a batch is 8
 # seeds unless --batch says otherwise. The totals give each face's operations per second.
@@ -18,17 +19,19 @@ seconds=600
 face=all
 config=debug
 batch=
+target=
 flags=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --seconds) seconds=$2; shift 2 ;;
         --face) face=$2; shift 2 ;;
         --batch) batch=$2; shift 2 ;;
+        --operations) target=$2; shift 2 ;;
         --long) export TETHER_SIM_LONG=1; shift ;;
         --sanitize) flags=(--sanitize="$2" --scratch-path .build-tsan); config="sanitize=$2"; shift 2 ;;
         --release) flags=(-c release -Xswiftc -enable-testing --scratch-path .build-release); config=release
             shift ;;
-        *) echo "usage: scripts/simulate.sh [--seconds N] [--face gcd|gcdtls|runloop|udp|udpsocket|async|all] [--batch N] [--long] [--release | --sanitize thread]" >&2
+        *) echo "usage: scripts/simulate.sh [--seconds N] [--operations N] [--face gcd|gcdtls|runloop|udp|udpsocket|async|all] [--batch N] [--long] [--release | --sanitize thread]" >&2
             exit 64 ;;
     esac
 done
@@ -49,15 +52,20 @@ done
 
 swift build --build-tests "${flags[@]}" || exit 1
 echo "simulating on $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources Tests || echo '+changes'), $config build," \
-    "${TETHER_SIM_LONG:+long mode, ${TETHER_SIM_CONCURRENCY:-4} schedules at once, }batches of $batch seeds, ${seconds} s," \
+    "${TETHER_SIM_LONG:+long mode, ${TETHER_SIM_CONCURRENCY:-4} schedules at once, }batches of $batch seeds, ${seconds} s,${target:+ until $target operations per face,}" \
     "load average $(cut -d' ' -f1-3 /proc/loadavg)"
 deadline=$(($(date +%s) + seconds))
 offset=1000
 status=0
 declare -A schedules operations elapsed failing failed
 log=$(mktemp)
+reached() { [ -n "$target" ] && [ "${operations[$1]:-0}" -ge "$target" ]; }
 while [ "$(date +%s)" -lt "$deadline" ]; do
+    pending=0
     for f in "${faces[@]}"; do
+        reached "$f" && continue
+        [ "$(date +%s)" -lt "$deadline" ] || break
+        pending=1
         suite=${suites[$f]}
         started=$(date +%s)
         TETHER_SIM_SEEDS=$batch TETHER_SIM_OFFSET=$offset swift test --skip-build --no-parallel "${flags[@]}" \
@@ -84,7 +92,12 @@ while [ "$(date +%s)" -lt "$deadline" ]; do
         fi
     done
     offset=$((offset + batch))
-    [ "$(date +%s)" -lt "$deadline" ] || break
+    [ "$pending" -eq 1 ] || break
+    if [ -n "$target" ]; then
+        all=1; for f in "${faces[@]}"; do reached "$f" || all=0; done
+        [ "$all" -eq 0 ] || break
+    fi
+    echo "after offset $offset ($(date -u +%H:%M:%S), load $(cut -d' ' -f1 /proc/loadavg)):$(for f in "${faces[@]}"; do printf ' %s %s' "$f" "${operations[$f]:-0}"; done)"
 done
 rm -f "$log"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
