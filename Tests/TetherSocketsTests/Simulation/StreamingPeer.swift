@@ -23,6 +23,11 @@ final class StreamingPeer: @unchecked Sendable {
         /// `endErrno` of a TLS stream that ended without the socket's close_notify and without an error the peer
         /// could see: a reset whose errno the kernel reported elsewhere (what the socket wrote last may be lost).
         static let raggedEnd: Int32 = -2
+        /// `endErrno` of a receive that returned 0 on a connection the kernel had already closed (`TCP_CLOSE`): a
+        /// reset. The kernel reports a reset's error once, to whichever call comes first: when the sender's `send`
+        /// took it, the receiver's next `recv` returns 0 as if the socket had sent a FIN, and the bytes the reset
+        /// discarded never come. (A FIN that came first leaves the connection in `CLOSE_WAIT` until the peer closes.)
+        static let resetSeenBySender: Int32 = -3
     }
 
     let fd: Int32
@@ -87,7 +92,7 @@ final class StreamingPeer: @unchecked Sendable {
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else {
-                let code = n == 0 ? 0 : errno
+                let code = n == 0 ? (Self.isClosed(fd) ? State.resetSeenBySender : 0) : errno
                 state.withLock { $0.endErrno = code }
                 break
             }
@@ -103,6 +108,15 @@ final class StreamingPeer: @unchecked Sendable {
             }
         }
         receiverEnded.set(offset)
+    }
+
+    /// Whether the kernel holds `fd`'s connection as closed (`tcpi_state`, the first byte of `TCP_INFO` (11), is
+    /// `TCP_CLOSE` (7)), which after a receive of 0 means a reset ended it.
+    private static func isClosed(_ fd: Int32) -> Bool {
+        var info = [UInt8](repeating: 0, count: 8)
+        var length = socklen_t(info.count)
+        let status = info.withUnsafeMutableBytes { getsockopt(fd, Int32(IPPROTO_TCP), 11, $0.baseAddress, &length) }
+        return status == 0 && info[0] == 7
     }
 
     /// Stops the sender; returns how many bytes it sent in all.
