@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TetherConcurrency
 import TetherTestSupport
 
 #if canImport(Glibc)
