@@ -23,11 +23,16 @@ final class StreamingPeer: @unchecked Sendable {
         /// `endErrno` of a TLS stream that ended without the socket's close_notify and without an error the peer
         /// could see: a reset whose errno the kernel reported elsewhere (what the socket wrote last may be lost).
         static let raggedEnd: Int32 = -2
-        /// `endErrno` of a receive that returned 0 on a connection the kernel had already closed (`TCP_CLOSE`): a
-        /// reset. The kernel reports a reset's error once, to whichever call comes first: when the sender's `send`
-        /// took it, the receiver's next `recv` returns 0 as if the socket had sent a FIN, and the bytes the reset
-        /// discarded never come. (A FIN that came first leaves the connection in `CLOSE_WAIT` until the peer closes.)
+        /// `endErrno` of a receive that returned 0 after a reset. The kernel reports a reset's error once, to
+        /// whichever call comes first: when the sender's `send` took it, the receiver's next `recv` returns 0 as if
+        /// the socket had sent a FIN, and the bytes the reset discarded never come. Told apart by the sender's failed
+        /// send, or by the connection being closed already (`TCP_CLOSE`) while the peer has not ended its side: a FIN
+        /// alone leaves it in `CLOSE_WAIT` then. (After the peer's own FIN, the socket's FIN closes it too.)
         static let resetSeenBySender: Int32 = -3
+        /// The sender's `send` failed (a reset, or the connection closed under it).
+        var sendFailed = false
+        /// The sender ended its side (`shutdown(SHUT_WR)` succeeded).
+        var endedItsSide = false
     }
 
     let fd: Int32
@@ -75,13 +80,17 @@ final class StreamingPeer: @unchecked Sendable {
                 } else if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
                     continue
                 } else {
+                    state.withLock { $0.sendFailed = !$0.stopRequested }
                     break sending
                 }
             }
             offset = end
             if random.chance(0.05) { usleep(SeededGenerator.pause(UInt32.random(in: 0...2_000, using: &random))) }
         }
-        if limit != nil && !state.withLock({ $0.stopRequested }) { shutdown(fd, Int32(SHUT_WR)) }
+        if limit != nil && !state.withLock({ $0.stopRequested || $0.sendFailed }) {
+            let ended = shutdown(fd, Int32(SHUT_WR)) == 0
+            state.withLock { $0.endedItsSide = ended }
+        }
         senderStopped.set(state.withLock { $0.sent })
     }
 
@@ -92,8 +101,12 @@ final class StreamingPeer: @unchecked Sendable {
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else {
-                let code = n == 0 ? (Self.isClosed(fd) ? State.resetSeenBySender : 0) : errno
-                state.withLock { $0.endErrno = code }
+                let code = n < 0 ? errno : 0
+                let closed = n == 0 && Self.isClosed(fd)
+                state.withLock { state in
+                    let reset = n == 0 && (state.sendFailed || (closed && !state.endedItsSide))
+                    state.endErrno = reset ? State.resetSeenBySender : code
+                }
                 break
             }
             var wrong: Int?
