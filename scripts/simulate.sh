@@ -28,7 +28,11 @@ while [ $# -gt 0 ]; do
         --batch) batch=$2; shift 2 ;;
         --operations) target=$2; shift 2 ;;
         --long) export TETHER_SIM_LONG=1; shift ;;
-        --sanitize) flags=(--sanitize="$2" --scratch-path .build-tsan); config="sanitize=$2"; shift 2 ;;
+        --sanitize) [ "$2" = thread ] || { echo "--sanitize: only thread" >&2; exit 64; }
+            flags=(--sanitize="$2" --scratch-path .build-tsan); config="sanitize=$2"
+            # As scripts/sanitize.sh: its suppressions (the continuation handoff's known false positives).
+            export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/scripts/tsan.supp:${TSAN_OPTIONS:-}"
+            shift 2 ;;
         --release) flags=(-c release -Xswiftc -enable-testing --scratch-path .build-release); config=release
             shift ;;
         *) echo "usage: scripts/simulate.sh [--seconds N] [--operations N] [--face gcd|gcdtls|runloop|udp|udpsocket|async|all] [--batch N] [--long] [--release | --sanitize thread]" >&2
@@ -89,6 +93,8 @@ while [ "$(date +%s)" -lt "$deadline" ]; do
             failed[$f]=1
             echo "$f: FAILED in the batch of seeds from offset $offset:"
             grep -E 'TETHER_SIM_SEED=|seed [0-9]+|✘' "$log" | cut -c1-600 | head -20
+            # A sanitizer's report fails the process without failing a schedule: show it.
+            grep -A30 -E '^WARNING: ThreadSanitizer|^SUMMARY: ThreadSanitizer' "$log" | cut -c1-300 | head -60
         fi
     done
     offset=$((offset + batch))
