@@ -51,6 +51,8 @@ setsid timeout -k 30 3600 swift test --skip-build --no-parallel --sanitize="$kin
 code=$?
 finished=$(date +%s)
 tail -n 5 "$log"
+# The failing tests by name (swift-testing's issues, XCTest's failures), so that a run's output says what failed.
+grep -E "✘ Test .*(recorded an issue|failed after)|: error: .* failed|Test Case .* failed" "$log" | head -n 40
 if grep -Eq "$report" "$log"; then
     grep -E -n -A 30 "WARNING: ThreadSanitizer|ERROR: AddressSanitizer|ERROR: LeakSanitizer" "$log" | head -n 200
     echo "error: the $kind sanitizer reported a problem (full log: $log)"

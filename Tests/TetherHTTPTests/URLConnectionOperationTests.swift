@@ -76,33 +76,38 @@ struct URLConnectionOperationTests {
     /// once it has begun: a block that uses its own operation, the usual way to read the result, does not keep the
     /// operation, its response and its body alive for the life of the process.
     @Test func anOperationWhoseCompletionBlockUsesItIsReleasedOnceItFinished() async throws {
-        let released = Signal<Bool>()
         let done = Signal<Bool>()
-        weak var weakOperation: URLConnectionOperation?
+        let deallocated = Signal<Bool>()
         do {
             let operation = URLConnectionOperation(
                 request: request(self.server.url("/chunked?n=1")),
                 configuration: .uncached
             )
-            let sentinel = ReleaseSentinel { released.fulfil(true) }
+            // An operation holds its dependencies until it is deallocated: this finished one says when that happens.
+            let witness = DeallocationWitness { deallocated.fulfil(true) }
+            witness.start()
+            operation.addDependency(witness)
             operation.completionBlock = {
-                withExtendedLifetime(sentinel) {}
                 #expect(operation.responseData != nil)
                 done.fulfil(true)
             }
-            weakOperation = operation
             OperationQueue().addOperation(operation)
         }
         _ = try await done.wait()
-        // The sentinel goes when the block goes: the block (and with it the operation) was let go.
-        _ = try await released.wait()
-        #expect(weakOperation == nil)
+        // Waited for, not polled: the queue and the thread that finished the operation let go of it a moment after
+        // the block ran. Before the fix the block kept the operation, and this wait failed.
+        _ = try await deallocated.wait()
     }
 }
 
-/// Calls `onRelease` when it is deinitialized: a test waits for a closure that holds it to be let go.
-private final class ReleaseSentinel: Sendable {
-    private let onRelease: @Sendable () -> Void
-    init(_ onRelease: @escaping @Sendable () -> Void) { self.onRelease = onRelease }
-    deinit { onRelease() }
+/// A finished operation that calls `onDeinit` when it is deinitialized. Made a dependency of another operation, it
+/// goes when that operation goes (an `Operation` holds its dependencies for its whole life).
+private final class DeallocationWitness: Operation, @unchecked Sendable {
+    // Sendable: `onDeinit` is a constant; `Operation` guards its own state.
+    private let onDeinit: @Sendable () -> Void
+    init(_ onDeinit: @escaping @Sendable () -> Void) {
+        self.onDeinit = onDeinit
+        super.init()
+    }
+    deinit { onDeinit() }
 }
