@@ -115,7 +115,7 @@ import TetherTestSupport
                 "the schedule hung (nothing moved for \(quiet)): \(model.completed) of \(model.reads.count) reads and "
                     + "\(model.writesCompleted) of \(model.writes.count) writes done, offset \(model.offset) of the \(sent) "
                     + "bytes the peer sent, current \(String(describing: model.current)); "
-                    + (await engineState(driver.holder.withLock { $0 }))
+                    + (await engineState(driver.holder.withLock { $0 })) + "; " + (await peer.diagnosis())
             )
         }
         let t2 = ContinuousClock.now

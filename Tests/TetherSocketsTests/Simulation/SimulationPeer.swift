@@ -13,6 +13,15 @@ protocol SimulationPeer: AnyObject, Sendable {
     func stopSending() async throws -> Int
     /// Ends the peer and closes its descriptor (once).
     func close() async throws
+    /// Where the peer's bytes are, for a schedule that hung: the peer's own state and both ends' kernel queues.
+    func diagnosis() async -> String
 }
 
-extension StreamingPeer: SimulationPeer {}
+extension StreamingPeer: SimulationPeer {
+    func diagnosis() async -> String {
+        let (sent, stopRequested, sendFailed) = state.withLock { ($0.sent, $0.stopRequested, $0.sendFailed) }
+        let socketEnd = KernelQueues.otherEnd(of: fd).map(KernelQueues.describe) ?? "not found"
+        return "peer: sent \(sent), stop requested \(stopRequested), send failed \(sendFailed); "
+            + "kernel: peer's \(KernelQueues.describe(fd)), socket's \(socketEnd)"
+    }
+}

@@ -12,6 +12,8 @@ final class TLSStreamingPeer: SimulationPeer {
     let receiverEnded: Latch<Int>
     let senderStopped: Latch<Int>
     private let channel: any Channel
+    /// The adopted descriptor (the channel's), read for a diagnosis only.
+    private let fd: Int32
 
     /// Adopts the connected descriptor `fd` (the channel closes it).
     init(
@@ -23,6 +25,7 @@ final class TLSStreamingPeer: SimulationPeer {
     ) async throws {
         let (state, receiverEnded, senderStopped) = (LockedBox(StreamingPeer.State()), Latch<Int>(), Latch<Int>())
         (self.state, self.receiverEnded, self.senderStopped) = (state, receiverEnded, senderStopped)
+        self.fd = fd
         channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
             .channelInitializer { channel in
@@ -60,6 +63,20 @@ final class TLSStreamingPeer: SimulationPeer {
             try? channel.pipeline.syncOperations.handler(type: TLSStreamingPeerHandler.self).stopSending()
         }
         return try await senderStopped.wait(timeout: .seconds(10))
+    }
+
+    func diagnosis() async -> String {
+        let channel = channel
+        let own = channel.eventLoop.submit { () -> String in
+            let handler = try? channel.pipeline.syncOperations.handler(type: TLSStreamingPeerHandler.self)
+            return "peer: channel writable \(channel.isWritable), active \(channel.isActive), "
+                + (handler?.diagnosis ?? "no handler")
+        }
+        let latch = Latch<String>()
+        own.whenComplete { latch.set((try? $0.get()) ?? "the peer's loop failed") }
+        let peer = (try? await latch.wait(timeout: .seconds(5))) ?? "the peer's loop does not answer"
+        let socketEnd = KernelQueues.otherEnd(of: fd).map(KernelQueues.describe) ?? "not found"
+        return "\(peer); kernel: peer's \(KernelQueues.describe(fd)), socket's \(socketEnd)"
     }
 
     func close() async throws {

@@ -58,6 +58,12 @@ final class TLSStreamingPeerHandler: ChannelInboundHandler {
         self.senderStopped = senderStopped
     }
 
+    /// The sender's and receiver's state, for a schedule that hung (on the channel's loop).
+    var diagnosis: String {
+        "handler: started \(started), sending scheduled \(scheduled), stopped \(stopped), ended \(ended), "
+            + "switched \(switched), secure \(secure), sent \(sent), received \(received)"
+    }
+
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
     }
