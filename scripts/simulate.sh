@@ -3,7 +3,9 @@
 # seeds than the test suite runs: batch after batch of fresh seeds until the time is up. A failing schedule prints
 # its seed; replay it with TETHER_SIM_SEED=<seed> swift test --filter <suite>.
 #   scripts/simulate.sh [--seconds N] [--operations N] [--face gcd|gcdtls|runloop|udp|udpsocket|async|all]
-#                       [--batch N] [--long] [--release | --sanitize thread]
+#                       [--batch N] [--offset N] [--long] [--release | --sanitize thread]
+# --offset N: the first batch's seed offset (1000 unless told); a later run from past an earlier one's last offset
+# draws seeds that run has not.
 # --operations N: a face stops once its counted operations reach N (the run ends when every face has, or at --seconds).
 # --long (TETHER_SIM_LONG=1, every face): each schedule runs thousands of operations on its socket or connection, the
 # peers pause a tenth as long, and TETHER_SIM_CONCURRENCY (4) schedules run at once in one process; a batch is 8
@@ -20,6 +22,7 @@ face=all
 config=debug
 batch=
 target=
+first_offset=$first_offset
 flags=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -27,6 +30,7 @@ while [ $# -gt 0 ]; do
         --face) face=$2; shift 2 ;;
         --batch) batch=$2; shift 2 ;;
         --operations) target=$2; shift 2 ;;
+        --offset) first_offset=$2; shift 2 ;;
         --long) export TETHER_SIM_LONG=1; shift ;;
         --sanitize) [ "$2" = thread ] || { echo "--sanitize: only thread" >&2; exit 64; }
             flags=(--sanitize="$2" --scratch-path .build-tsan); config="sanitize=$2"
@@ -35,7 +39,7 @@ while [ $# -gt 0 ]; do
             shift 2 ;;
         --release) flags=(-c release -Xswiftc -enable-testing --scratch-path .build-release); config=release
             shift ;;
-        *) echo "usage: scripts/simulate.sh [--seconds N] [--operations N] [--face gcd|gcdtls|runloop|udp|udpsocket|async|all] [--batch N] [--long] [--release | --sanitize thread]" >&2
+        *) echo "usage: scripts/simulate.sh [--seconds N] [--operations N] [--face gcd|gcdtls|runloop|udp|udpsocket|async|all] [--batch N] [--offset N] [--long] [--release | --sanitize thread]" >&2
             exit 64 ;;
     esac
 done
@@ -59,7 +63,7 @@ echo "simulating on $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sour
     "${TETHER_SIM_LONG:+long mode, ${TETHER_SIM_CONCURRENCY:-4} schedules at once, }batches of $batch seeds, ${seconds} s,${target:+ until $target operations per face,}" \
     "load average $(cut -d' ' -f1-3 /proc/loadavg)"
 deadline=$(($(date +%s) + seconds))
-offset=1000
+offset=$first_offset
 status=0
 declare -A schedules operations elapsed failing failed
 log=$(mktemp)
