@@ -22,7 +22,7 @@ face=all
 config=debug
 batch=
 target=
-first_offset=$first_offset
+first_offset=1000
 flags=()
 while [ $# -gt 0 ]; do
     case "$1" in
