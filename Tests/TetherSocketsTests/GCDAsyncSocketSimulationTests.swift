@@ -243,7 +243,17 @@ import TetherTestSupport
         // what was still in flight; a FIN (over TLS: the socket's close_notify) may not.
         let orderly = received.endErrno == 0
         if received.endErrno == StreamingPeer.State.raggedEnd && !hung {
-            problems.append("the socket's TLS stream ended without close_notify, and not by a reset")
+            // How and when (after the socket's disconnect) the peer saw the end: NIOSSL gives up waiting for the
+            // other side's close_notify after 5 s.
+            var after = "no time"
+            if let end = received.endedAt, let closed = checks.closedAt {
+                after = "\(end - closed) after the disconnect"
+            }
+            problems.append(
+                "the socket's TLS stream ended without close_notify, and not by a reset (the peer saw "
+                    + "\(received.endNote), \(after), having received \(received.received) bytes; "
+                    + "\(model.completedWriteBytes) reported written of \(model.writtenBytes) queued)"
+            )
         }
         if (orderly && received.received < model.completedWriteBytes) || received.received > model.writtenBytes {
             problems.append(

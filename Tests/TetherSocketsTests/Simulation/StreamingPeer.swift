@@ -33,6 +33,9 @@ final class StreamingPeer: @unchecked Sendable {
         var sendFailed = false
         /// The sender ended its side (`shutdown(SHUT_WR)` succeeded).
         var endedItsSide = false
+        /// When the socket's side ended, and how the peer saw it (the TLS peer: which event came first).
+        var endedAt: ContinuousClock.Instant?
+        var endNote = ""
     }
 
     let fd: Int32

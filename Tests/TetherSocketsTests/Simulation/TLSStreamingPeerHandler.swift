@@ -148,7 +148,7 @@ final class TLSStreamingPeerHandler: ChannelInboundHandler {
         do {
             try context.pipeline.syncOperations.addHandler(handler, position: .first)
         } catch {
-            return end(errno: -1)
+            return end(errno: -1, note: "the TLS handler could not be added")
         }
         tls = handler
         switched = true
@@ -205,7 +205,7 @@ final class TLSStreamingPeerHandler: ChannelInboundHandler {
             // The socket's side ended: so does this one (a TLS socket waits for the answer to its close_notify).
             // Over TLS the end is orderly only with the socket's close_notify: NIOSSL reports a ragged end (the TCP
             // stream ended without one) as `uncleanShutdown` first.
-            end(errno: switched && unclean ? raggedEnd : 0)
+            end(errno: switched && unclean ? raggedEnd : 0, note: unclean ? "input closed, unclean" : "input closed")
             context.close(promise: nil)
         }
         context.fireUserInboundEventTriggered(event)
@@ -213,13 +213,13 @@ final class TLSStreamingPeerHandler: ChannelInboundHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if let error = error as? IOError {
-            end(errno: error.errnoCode)
+            end(errno: error.errnoCode, note: "error \(error)")
         } else if let error = error as? NIOSSLError, case .uncleanShutdown = error {
             // The TCP stream ended without close_notify: the end (input closed, or the channel gone) follows.
             unclean = true
             return
         } else {
-            end(errno: -1)
+            end(errno: -1, note: "error \(error)")
         }
         context.close(promise: nil)
     }
@@ -228,7 +228,10 @@ final class TLSStreamingPeerHandler: ChannelInboundHandler {
         // Gone without an input-closed event: in plaintext a FIN; over TLS orderly only once both close_notify
         // alerts were exchanged (NIOSSL closes the channel before it reports the input closed when this side had
         // closed its output first).
-        end(errno: switched && !shutdownCompleted ? raggedEnd : writeErrno ?? 0)
+        end(
+            errno: switched && !shutdownCompleted ? raggedEnd : writeErrno ?? 0,
+            note: "inactive, unclean \(unclean), shutdown completed \(shutdownCompleted)"
+        )
         context.fireChannelInactive()
     }
 
@@ -236,11 +239,16 @@ final class TLSStreamingPeerHandler: ChannelInboundHandler {
     /// lose what it had written last), else ``StreamingPeer/State/raggedEnd``.
     private var raggedEnd: Int32 { writeErrno ?? StreamingPeer.State.raggedEnd }
 
-    private func end(errno code: Int32) {
+    private func end(errno code: Int32, note: String) {
         guard !ended else { return }
         ended = true
         let total = received
-        state.withLock { $0.endErrno = code }
+        let note = "\(note), write errno \(writeErrno.map(String.init) ?? "none")"
+        state.withLock {
+            $0.endErrno = code
+            $0.endedAt = .now
+            $0.endNote = note
+        }
         receiverEnded.set(total)
         if !scheduled { finishSending() }
     }
