@@ -95,7 +95,10 @@ while [ "$(date +%s)" -lt "$deadline" ]; do
         if [ "$code" -ne 0 ]; then
             status=1
             failed[$f]=1
-            echo "$f: FAILED in the batch of seeds from offset $offset:"
+            # The whole log is kept: a hang's report (the engine's and the peer's state) runs past the lines below.
+            kept="${TMPDIR:-/tmp}/simulate-$f-$offset.log"
+            cp "$log" "$kept"
+            echo "$f: FAILED in the batch of seeds from offset $offset (log: $kept):"
             grep -E 'TETHER_SIM_SEED=|seed [0-9]+|✘' "$log" | cut -c1-600 | head -20
             # A sanitizer's report fails the process without failing a schedule: show it.
             grep -A30 -E '^WARNING: ThreadSanitizer|^SUMMARY: ThreadSanitizer' "$log" | cut -c1-300 | head -60
