@@ -103,7 +103,9 @@ import TetherTestSupport
                 }
                 try await Self.wait(for: driver.ended, quiet: quiet, driver: driver, peer: peer)
             case .release:
-                _ = try await peer.receiverEnded.wait(timeout: quiet)
+                // The steps run on until the last, then the release: a long schedule on a busy machine takes more
+                // than `quiet` to get there, which is not a hang while it moves.
+                try await Self.wait(for: peer.receiverEnded, quiet: quiet, driver: driver, peer: peer)
             default:
                 try await Self.wait(for: driver.ended, quiet: quiet, driver: driver, peer: peer)
             }
@@ -115,7 +117,8 @@ import TetherTestSupport
                 "the schedule hung (nothing moved for \(quiet)): \(model.completed) of \(model.reads.count) reads and "
                     + "\(model.writesCompleted) of \(model.writes.count) writes done, offset \(model.offset) of the \(sent) "
                     + "bytes the peer sent, current \(String(describing: model.current)); "
-                    + (await engineState(driver.holder.withLock { $0 })) + "; " + (await peer.diagnosis())
+                    + (await engineState(driver.holder.withLock { $0 })) + "; " + driver.diagnosis + "; "
+                    + (await peer.diagnosis())
             )
         }
         let t2 = ContinuousClock.now
@@ -181,8 +184,8 @@ import TetherTestSupport
 
     /// Waits for `latch` while the schedule moves (a read or write completes, the peer sends or receives); throws
     /// when nothing moved for `quiet`.
-    private static func wait(
-        for latch: Latch<Void>,
+    private static func wait<Value>(
+        for latch: Latch<Value>,
         quiet: Duration,
         driver: GCDSimulationDriver,
         peer: any SimulationPeer
@@ -195,7 +198,8 @@ import TetherTestSupport
         var last = progress()
         while true {
             do {
-                return try await latch.wait(timeout: quiet)
+                _ = try await latch.wait(timeout: quiet)
+                return
             } catch {
                 let now = progress()
                 if now == last { throw error }
@@ -213,13 +217,18 @@ import TetherTestSupport
             guard let engine = box.value.engineBox else { return "no engine" }
             let machine = engine.peek { m in
                 "phase \(m.phase), TLS \(m.tls), \(m.reads.bufferedBytes) bytes buffered, reads pending "
-                    + "\(m.reads.pendingTags.count), input closed \(m.reads.inputClosed), reading paused "
-                    + "\(m.isReadingPaused), paused for a timeout query \(m.reads.pausedForTimeoutQuery)"
+                    + "\(m.reads.pendingTags.count), deliveries in flight \(m.reads.deliveriesInFlight), input closed "
+                    + "\(m.reads.inputClosed), reading paused \(m.isReadingPaused), paused for a timeout query "
+                    + "\(m.reads.pausedForTimeoutQuery)"
             }
+            let loopState =
+                "operations handed over and unfinished \(box.value.hasPendingOperations), processing reads "
+                + "\(engine.isProcessingReads), in the read loop \(engine.inReadLoop)"
             let autoRead = try? engine.context?.channel.syncOptions?.getOption(ChannelOptions.autoRead)
             return
                 "engine: \(machine), autoRead \(String(describing: autoRead)) (engine's view \(engine.isAutoReading)), "
-                + "channel active \(engine.context?.channel.isActive ?? false), TLS handler \(engine.tlsHandler != nil)"
+                + "channel active \(engine.context?.channel.isActive ?? false), TLS handler \(engine.tlsHandler != nil), "
+                + loopState
         }
         let latch = Latch<String>()
         state.whenComplete { latch.set((try? $0.get()) ?? "the engine's loop failed") }

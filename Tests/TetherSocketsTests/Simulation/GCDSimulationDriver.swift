@@ -25,6 +25,10 @@ final class GCDSimulationDriver: GCDAsyncSocketDelegate, @unchecked Sendable {
         /// The tag of the first read issued after `startTLS` (TLS schedules), once issued.
         var firstSecureRead: Int?
         var secured = 0
+        /// Steps being issued (their reads recorded in the model, the socket's calls not returned yet), and the last
+        /// read whose call returned: for a schedule that hung.
+        var issuesInProgress = 0
+        var lastIssuedRead: Int?
     }
 
     let schedule: SocketSchedule
@@ -65,6 +69,13 @@ final class GCDSimulationDriver: GCDAsyncSocketDelegate, @unchecked Sendable {
         queue.setSpecific(key: queueKey, value: true)
     }
 
+    /// Where the driver stands, for a schedule that hung.
+    var diagnosis: String {
+        let c = checks.withLock { $0 }
+        return "driver: step \(c.stepIndex) of \(schedule.steps.count), window \(c.window), ending started "
+            + "\(c.endingStarted), steps being issued \(c.issuesInProgress), last read issued \(c.lastIssuedRead ?? -1)"
+    }
+
     var violations: [String] {
         model.withLock { $0.violations } + checks.withLock { $0.lateCallbacks }
     }
@@ -97,10 +108,15 @@ final class GCDSimulationDriver: GCDAsyncSocketDelegate, @unchecked Sendable {
                 }
             }
             guard let (step, tag, write, secure) = next else { break }
+            checks.withLock { $0.issuesInProgress += 1 }
             run(step.issuer) {
                 if secure { sock.startTLS(tlsSettings) }
                 if let (writeTag, bytes) = write { sock.write(bytes, withTimeout: step.timeout, tag: writeTag) }
                 issueRead(sock, step.read, tag: tag, timeout: step.timeout)
+            }
+            checks.withLock {
+                $0.issuesInProgress -= 1
+                $0.lastIssuedRead = tag
             }
         }
         let done = checks.withLock { c -> Bool in
