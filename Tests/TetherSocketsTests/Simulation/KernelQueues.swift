@@ -8,10 +8,9 @@ import Glibc
 /// read (`SIOCINQ`), the bytes written and not yet acknowledged (`SIOCOUTQ`), and the connection's state. On loopback
 /// a sender's unacknowledged bytes pile up only while the receiver's buffer is full, that is while it does not read.
 enum KernelQueues {
-    /// `SIOCINQ` (`FIONREAD`) and `SIOCOUTQ` (`TIOCOUTQ`) as Linux numbers them (Glibc exports neither under the
-    /// socket names).
-    private static let receiveQueueRequest: UInt = 0x541B
-    private static let sendQueueRequest: UInt = 0x5411
+    /// `SIOCINQ` and `SIOCOUTQ` under the names Glibc exports for them (`FIONREAD`, `TIOCOUTQ`).
+    private static let receiveQueueRequest = UInt(FIONREAD)
+    private static let sendQueueRequest = UInt(TIOCOUTQ)
 
     /// "unread N, unacknowledged M" for `fd`, or why not.
     static func describe(_ fd: Int32) -> String {
