@@ -54,7 +54,13 @@ tail -n 5 "$log"
 # The failing tests by name (swift-testing's issues, XCTest's failures), so that a run's output says what failed.
 grep -E "✘ Test .*(recorded an issue|failed after)|: error: .* failed|Test Case .* failed" "$log" | head -n 40
 if grep -Eq "$report" "$log"; then
-    grep -E -n -A 30 "WARNING: ThreadSanitizer|ERROR: AddressSanitizer|ERROR: LeakSanitizer" "$log" | head -n 200
+    # The test that was running, then each report whole (both accesses' stacks, the location, the threads) with
+    # the build paths and build ids cut, so that the report's two sides fit in the output that CI keeps.
+    first=$(grep -E -n -m 1 "WARNING: ThreadSanitizer|ERROR: AddressSanitizer|ERROR: LeakSanitizer" "$log" | cut -d: -f1)
+    head -n "$first" "$log" | grep -E "Test Case '.*' started|◇ Test .* started|◇ Suite .* started" | tail -n 2
+    awk '/WARNING: ThreadSanitizer|ERROR: AddressSanitizer|ERROR: LeakSanitizer/ { on = 1 } on { print } /^SUMMARY: / { on = 0 }' "$log" |
+        sed -E 's/ \(BuildId: [0-9a-f]+\)//; s# /[^ ]*/(Sources|Tests|checkouts)/# \1/#; s/ \([A-Za-z]+\.xctest\+0x[0-9a-f]+\)//' |
+        cut -c1-220 | head -n 300
     echo "error: the $kind sanitizer reported a problem (full log: $log)"
     code=1
 fi

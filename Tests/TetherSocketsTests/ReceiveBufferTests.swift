@@ -142,4 +142,73 @@ struct ReceiveBufferTests {
         #expect(String(buffer: buffer.front) == "a")
         #expect(!buffer.hasBytesBehind)
     }
+
+    // MARK: a front readers were given slices of
+
+    /// The range of `buffer`'s whole storage, by address.
+    private func storage(_ buffer: ByteBuffer) -> Range<UInt> {
+        buffer.withVeryUnsafeBytes {
+            let base = UInt(bitPattern: $0.baseAddress)
+            return base..<base + UInt($0.count)
+        }
+    }
+
+    /// A read of `count` bytes in storage of `capacity` (no other reference to it is kept).
+    private func reserved(_ capacity: Int, holding count: Int) -> ByteBuffer {
+        var buffer = ByteBufferAllocator().buffer(capacity: capacity)
+        buffer.writeRepeatingByte(1, count: count)
+        return buffer
+    }
+
+    @Test func aSliceReadFromTheFrontLendsItAndReadingToTheEndOrAdoptingEndsTheLoan() {
+        var buffer = ReceiveBuffer()
+        buffer.append(read(large, of: 1))
+        #expect(!buffer.frontIsLent)
+        _ = buffer.readFront(10)
+        #expect(buffer.frontIsLent)
+        _ = buffer.readFront(large - 10)
+        #expect(!buffer.frontIsLent)
+        buffer.append(read(large, of: 2))
+        _ = buffer.takeAll()
+        #expect(!buffer.frontIsLent)
+    }
+
+    @Test func aLentFrontThatMustGrowIsCopiedIntoFreshStorageNotMovedInPlace() {
+        var buffer = ReceiveBuffer()
+        buffer.append(read(large, of: 1))
+        buffer.append(read(large, of: 2))
+        let lentStorage = storage(buffer.front)
+        #expect(buffer.front.writableBytes < large)  // the next read does not fit: the front must grow
+        // The reader takes its slice and lets go of it: the storage is the front's alone again.
+        #expect(buffer.readFront(10).readableBytes == 10)
+        let joined = buffer.joinNext()
+        #expect(joined)
+        #expect(!lentStorage.contains(address(buffer.front)))
+        #expect(!buffer.frontIsLent)
+        let bytes = buffer.front.getBytes(at: buffer.front.readerIndex, length: 2 * large - 10)!
+        #expect(bytes == Array(repeating: 1, count: large - 10) + Array(repeating: 2, count: large))
+    }
+
+    @Test func aLentFrontDropsNoConsumedBytesInPlace() {
+        var buffer = ReceiveBuffer()
+        buffer.append(reserved(4 * large, holding: 3 * large))
+        let lentStorage = storage(buffer.front)
+        // Past half the storage consumed, joining would first drop those bytes, over what the reader was given.
+        #expect(buffer.readFront(2 * large + 1).readableBytes == 2 * large + 1)
+        buffer.append(ByteBuffer(string: "z"))
+        #expect(!lentStorage.contains(address(buffer.front)))
+        #expect(buffer.front.readableBytes == large)
+        #expect(buffer.front.getInteger(at: buffer.front.writerIndex - 1, as: UInt8.self) == UInt8(ascii: "z"))
+    }
+
+    @Test func bytesThatFitAreAppendedToALentFrontInPlacePastWhatWasLent() {
+        var buffer = ReceiveBuffer()
+        buffer.append(reserved(4 * large, holding: large))
+        let before = address(buffer.front)
+        _ = buffer.readFront(10)
+        buffer.append(ByteBuffer(string: "z"))
+        #expect(address(buffer.front) == before + 10)
+        #expect(buffer.frontIsLent)
+        #expect(buffer.front.readableBytes == large - 10 + 1)
+    }
 }

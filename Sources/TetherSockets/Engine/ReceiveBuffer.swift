@@ -11,6 +11,13 @@ import NIOCore
 /// bytes it misses). A read of whatever is available takes the front alone, so a bulk stream is delivered read by
 /// read, as NIO read it, with no copy. Small reads (under ``joinedBelow`` bytes) are joined at once: their copy is
 /// cheap, and a chatty peer's bytes reach the reader together.
+///
+/// A front that readers were given slices of is never changed in place where they looked: once they let go of
+/// their slices, the storage is the front's alone, but the only edge between their threads and the event loop is
+/// the reference count, which the thread sanitizer cannot see, so moving the storage (to grow it) or the bytes in
+/// it (to drop the consumed ones) would be reported as a race in every program that reads on another thread. Such a
+/// front is copied into fresh storage instead (the copy growing it makes anyway); bytes are still appended in place
+/// when they fit, past every byte a reader was given.
 struct ReceiveBuffer {
     /// Reads smaller than this are appended at once, not kept apart.
     static let joinedBelow = 4096
@@ -24,6 +31,8 @@ struct ReceiveBuffer {
     private var behind = Deque<ByteBuffer>()
     /// The bytes in `behind`.
     private var behindBytes = 0
+    /// Whether readers were given slices of the front's storage (it is then not moved in place).
+    private(set) var frontIsLent = false
 
     /// Every byte held, joined or not.
     var readableBytes: Int { front.readableBytes + behindBytes }
@@ -35,12 +44,12 @@ struct ReceiveBuffer {
     mutating func append(_ incoming: ByteBuffer) {
         var incoming = incoming
         if readableBytes == 0 {
-            front = incoming
+            adoptFront(incoming)
         } else if incoming.readableBytes >= Self.joinedBelow {
             behindBytes += incoming.readableBytes
             behind.append(incoming)
         } else if behind.isEmpty {
-            Self.join(&incoming, to: &front)
+            joinToFront(&incoming)
         } else {
             behindBytes += incoming.readableBytes
             Self.join(&incoming, to: &behind[behind.index(before: behind.endIndex)])
@@ -58,14 +67,14 @@ struct ReceiveBuffer {
             var next = behind.removeFirst()
             behindBytes -= next.readableBytes
             if front.readableBytes == 0 {
-                front = next
+                adoptFront(next)
             } else {
-                Self.join(&next, to: &front)
+                joinToFront(&next)
             }
         } else {
             var part = behind[head].readSlice(length: limit)!
             behindBytes -= part.readableBytes
-            Self.join(&part, to: &front)
+            joinToFront(&part)
         }
         return true
     }
@@ -80,12 +89,14 @@ struct ReceiveBuffer {
         var joined = bytes
         joined.writeBuffer(&front)
         front = joined
+        // The bytes come back from a decoder that gave readers frames out of the same storage.
+        frontIsLent = true
     }
 
     /// Takes every byte, joined, and leaves the buffer empty.
     mutating func takeAll() -> ByteBuffer {
         joinAll()
-        defer { front = Self.empty }
+        defer { adoptFront(Self.empty) }
         return front
     }
 
@@ -96,18 +107,48 @@ struct ReceiveBuffer {
     /// allocating a new one for every read.
     mutating func readFront(_ count: Int) -> ByteBuffer {
         let bytes = front.readSlice(length: count)!
-        if front.readableBytes == 0 { front = Self.empty }
+        if front.readableBytes == 0 {
+            adoptFront(Self.empty)
+        } else {
+            frontIsLent = true
+        }
         return bytes
     }
 
     /// Runs `body` on the front in place (a frame read decodes from it).
     mutating func withFront<Result>(_ body: (inout ByteBuffer) -> Result) -> Result {
-        body(&front)
+        // The decoder may hand readers frames sliced from the front.
+        frontIsLent = true
+        return body(&front)
+    }
+
+    /// Makes `buffer` the front: storage no reader was given a slice of.
+    private mutating func adoptFront(_ buffer: ByteBuffer) {
+        front = buffer
+        frontIsLent = false
+    }
+
+    /// Appends `bytes` to the front; a lent front that must grow or drop its consumed bytes is copied into fresh
+    /// storage with them instead.
+    private mutating func joinToFront(_ bytes: inout ByteBuffer) {
+        guard frontIsLent, front.writableBytes < bytes.readableBytes || Self.dropsConsumedBytes(front) else {
+            Self.join(&bytes, to: &front)
+            return
+        }
+        var fresh = ByteBufferAllocator().buffer(capacity: front.readableBytes + bytes.readableBytes)
+        fresh.writeBuffer(&front)
+        fresh.writeBuffer(&bytes)
+        adoptFront(fresh)
+    }
+
+    /// Whether joining to `target` drops its consumed bytes first: when they fill half its storage.
+    private static func dropsConsumedBytes(_ target: ByteBuffer) -> Bool {
+        target.readerIndex > 0 && target.readerIndex >= target.capacity / 2
     }
 
     /// Appends `bytes` to `target`, first dropping `target`'s consumed bytes when they fill half its storage.
     private static func join(_ bytes: inout ByteBuffer, to target: inout ByteBuffer) {
-        if target.readerIndex > 0 && target.readerIndex >= target.capacity / 2 {
+        if dropsConsumedBytes(target) {
             target.discardReadBytes()
         }
         target.writeBuffer(&bytes)
