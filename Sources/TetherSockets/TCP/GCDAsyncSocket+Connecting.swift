@@ -205,6 +205,9 @@ extension GCDAsyncSocket {
 
     /// Closes at once: queued reads and writes are dropped without callbacks, and one `socketDidDisconnect` with a
     /// nil error follows every callback already queued. No-op on a socket that is not started.
+    ///
+    /// Over TLS the bytes already handed to the connection still go out, ahead of close_notify, while it waits up to
+    /// 5 s for the peer's; past that the stream is cut and ends without close_notify (<doc:HowTheEngineWorks>).
     public func disconnect() {
         let (adapter, listeners): (EngineAdapter?, [any Channel]) = state.withLock { s in
             let life = s.lifecycle.life
