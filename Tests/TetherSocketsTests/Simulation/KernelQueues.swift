@@ -22,6 +22,29 @@ enum KernelQueues {
         return "descriptor \(fd): unread \(unread), unacknowledged \(unacknowledged)"
     }
 
+    /// `ss -tinm` for the connection of `fd`, both ends (windows, retransmissions and their backoff, socket memory),
+    /// on one line each; or why not.
+    static func statistics(_ fd: Int32) -> String {
+        guard let local = port(of: fd, peer: false) else { return "ss: no address" }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/ss")
+        process.arguments = ["-tinmH", "sport", "=", ":\(local)", "or", "dport", "=", ":\(local)"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        do {
+            try process.run()
+        } catch {
+            return "ss: \(error)"
+        }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        return "ss: "
+            + text.split(whereSeparator: \.isNewline).map { $0.split(separator: " ").joined(separator: " ") }
+            .joined(separator: " | ")
+    }
+
     /// The descriptor of this process whose local address is the peer address of `fd` (the other end of a loopback
     /// connection both ends of which this process holds), if there is one.
     static func otherEnd(of fd: Int32) -> Int32? {

@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// The hang report's kernel view: it finds the other end of a loopback connection held by this process and counts
-/// the bytes one end received and did not read.
+/// the bytes one end received and did not read, and `ss` reports both ends.
 @Suite struct KernelQueuesTests {
     @Test func findsTheOtherEndAndTheBytesItHasNotRead() async throws {
         let listener = try RawListener()
@@ -24,5 +24,9 @@ import Glibc
         var ready = pollfd(fd: accepted.fd, events: Int16(POLLIN), revents: 0)
         #expect(poll(&ready, 1, 10_000) == 1)
         #expect(KernelQueues.describe(accepted.fd).contains("unread 1000,"))
+        // `ss` shows both ends of the connection, each with its windows and memory.
+        let statistics = KernelQueues.statistics(accepted.fd)
+        #expect(statistics.components(separatedBy: "ESTAB").count == 3, "\(statistics)")
+        #expect(statistics.contains("skmem:"), "\(statistics)")
     }
 }

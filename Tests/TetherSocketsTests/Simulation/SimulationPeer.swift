@@ -22,6 +22,6 @@ extension StreamingPeer: SimulationPeer {
         let (sent, stopRequested, sendFailed) = state.withLock { ($0.sent, $0.stopRequested, $0.sendFailed) }
         let socketEnd = KernelQueues.otherEnd(of: fd).map(KernelQueues.describe) ?? "not found"
         return "peer: sent \(sent), stop requested \(stopRequested), send failed \(sendFailed); "
-            + "kernel: peer's \(KernelQueues.describe(fd)), socket's \(socketEnd)"
+            + "kernel: peer's \(KernelQueues.describe(fd)), socket's \(socketEnd); \(KernelQueues.statistics(fd))"
     }
 }

@@ -76,7 +76,8 @@ final class TLSStreamingPeer: SimulationPeer {
         own.whenComplete { latch.set((try? $0.get()) ?? "the peer's loop failed") }
         let peer = (try? await latch.wait(timeout: .seconds(5))) ?? "the peer's loop does not answer"
         let socketEnd = KernelQueues.otherEnd(of: fd).map(KernelQueues.describe) ?? "not found"
-        return "\(peer); kernel: peer's \(KernelQueues.describe(fd)), socket's \(socketEnd)"
+        return
+            "\(peer); kernel: peer's \(KernelQueues.describe(fd)), socket's \(socketEnd); \(KernelQueues.statistics(fd))"
     }
 
     func close() async throws {
