@@ -126,9 +126,16 @@ import TetherTestSupport
         if delivery == .delegateQueue { driver.queue.sync {} }
         if let loop = driver.loop { try await loop.submit {}.get() }
         // The peer reads until the socket's side ends (its close), so that everything the socket wrote is counted
-        // before the peer's own close would cut the reading short.
-        if (try? await peer.receiverEnded.wait(timeout: .seconds(hung ? 1 : 20))) == nil {
-            if !hung { problems.append("the peer never saw the socket's side end") }
+        // before the peer's own close would cut the reading short: while bytes still arrive, that is not a hang.
+        let peerEnded: Bool
+        if hung {
+            peerEnded = (try? await peer.receiverEnded.wait(timeout: .seconds(1))) != nil
+        } else {
+            peerEnded =
+                (try? await Self.wait(for: peer.receiverEnded, quiet: .seconds(20), driver: driver, peer: peer)) != nil
+        }
+        if !peerEnded {
+            if !hung { problems.append("the peer never saw the socket's side end (nothing moved for 20 s)") }
             hung = true
         }
         let t3 = ContinuousClock.now
