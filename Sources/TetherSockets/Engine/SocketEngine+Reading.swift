@@ -122,15 +122,20 @@ extension SocketEngine {
     /// wanted, which keeps its read interest registered instead of re-arming it for every chunk.
     func requestMoreDataIfNeeded() {
         guard let context else { return }
-        // One access to the machine (behind a lock on the delegate face).
+        // One access to the machine (behind a lock on the delegate face): the pause is decided and published
+        // together, so a read served from the buffer on the delegate queue either came first (and the decision saw
+        // what it took) or sees the pause and wakes the loop when it takes the buffer below the threshold.
+        let autoReading = isAutoReading
         let wantsBytes: Bool? = peek { m in
             guard m.isActive, !m.reads.inputClosed else { return nil }
-            return (m.reads.hasRequests && !m.reads.pausedForTimeoutQuery)
-                || m.reads.bufferedBytes < Self.pauseThreshold
+            let wants =
+                (m.reads.hasRequests && !m.reads.pausedForTimeoutQuery) || m.reads.bufferedBytes < Self.pauseThreshold
+            guard wants != autoReading else { return nil }
+            m.isReadingPaused = !wants
+            return wants
         }
-        guard let wantsBytes, wantsBytes != isAutoReading else { return }
+        guard let wantsBytes else { return }
         isAutoReading = wantsBytes
-        machine.isReadingPaused = !wantsBytes
         try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: wantsBytes)
     }
 
