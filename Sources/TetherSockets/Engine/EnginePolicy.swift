@@ -11,6 +11,9 @@ struct EnginePolicy: Equatable {
     /// The peer's end of stream closes the connection as soon as no queued read can use the buffered bytes, which
     /// the close reports as unread (the RunLoop era's rule), instead of waiting for reads to drain them.
     var closesAtEndOfStreamWithUnreadBytes = false
+    /// After `disconnectAfterWriting`, the bytes that arrive are kept (unread, for an error close to report) instead
+    /// of read and dropped: the RunLoop era's `unreadData` returns them if a write then fails.
+    var keepsInputAfterWritingClose = false
 
     /// CocoaAsyncSocket's rules.
     static let delegateFace = EnginePolicy(

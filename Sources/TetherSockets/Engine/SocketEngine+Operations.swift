@@ -94,12 +94,17 @@ extension SocketEngine {
         if machine.closeAfter(.reads) { close(error: nil) }
     }
 
-    /// The original's `disconnectAfterWriting`: close once the write queue drains; pending reads are dropped.
+    /// The original's `disconnectAfterWriting`: close once the write queue drains; pending reads are dropped, and
+    /// what arrives meanwhile is read and dropped (no read can come any more).
     func closeAfterWriting() {
         _ = machine.reads.removeAll()
         syncReadTimer()
         publishReadProgress()
-        if machine.closeAfter(.writes) { close(error: nil) }
+        if machine.closeAfterWriting() {
+            close(error: nil)
+        } else {
+            requestMoreDataIfNeeded()
+        }
     }
 
     /// Close once both queues drain.

@@ -130,6 +130,7 @@ extension SocketEngine {
             guard m.isActive, !m.reads.inputClosed else { return nil }
             let wants =
                 (m.reads.hasRequests && !m.reads.pausedForTimeoutQuery) || m.reads.bufferedBytes < Self.pauseThreshold
+                || m.reads.discardsInput
             guard wants != autoReading else { return nil }
             m.isReadingPaused = !wants
             return wants

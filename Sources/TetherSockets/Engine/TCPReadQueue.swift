@@ -60,6 +60,8 @@ struct TCPReadQueue<Task> {
     // witnesses on every step. Empty, it allocates nothing.
     private(set) var requests = Deque<Request>()
     private(set) var inputClosed = false
+    /// Every byte that arrives is dropped: no read can come any more (``discardInput()``).
+    private(set) var discardsInput = false
     /// A delegate was asked whether the head read may have more time: reads wait for its answer.
     private(set) var pausedForTimeoutQuery = false
     private var closureReported = false
@@ -202,9 +204,19 @@ struct TCPReadQueue<Task> {
         return receiveBuffer.joinNext()
     }
 
-    /// Bytes arrived from the channel.
+    /// Bytes arrived from the channel (dropped when no read can come any more).
     mutating func received(_ incoming: ByteBuffer) {
+        guard !discardsInput else { return }
         receiveBuffer.append(incoming)
+    }
+
+    /// No read can be queued any more (`disconnectAfterWriting`): the bytes buffered are dropped, and so is every
+    /// byte that arrives from now on. Reading goes on, so that a peer that keeps sending does not fill the kernel's
+    /// buffer while the last writes go out, and the close finds nothing unread more often (a FIN, not a reset).
+    mutating func discardInput() {
+        discardsInput = true
+        receiveBuffer = ReceiveBuffer()
+        framesAhead = nil
     }
 
     /// Every byte received and not consumed.

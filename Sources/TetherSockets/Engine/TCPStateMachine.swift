@@ -133,6 +133,17 @@ struct TCPStateMachine<ReadTask, WriteTask> {
         return isDrainedForClose
     }
 
+    /// `disconnectAfterWriting`: records the request (the reads were dropped, and no read can be queued any more)
+    /// and drops what arrives from now on, unless a TLS upgrade still needs the peer's bytes or the face keeps them
+    /// for an error close to report (the RunLoop era); true when the writes are done now.
+    mutating func closeAfterWriting() -> Bool {
+        closesAfter.formUnion(.writes)
+        if !closesAfter.contains(.reads), !tls.isPending, !reads.policy.keepsInputAfterWritingClose {
+            reads.discardInput()
+        }
+        return isDrainedForClose
+    }
+
     /// A read or write completed: true when a `disconnectAfter…` or a graceful close is now due.
     var isDrainedForClose: Bool {
         var waitsForWrites = closesAfter.contains(.writes)

@@ -192,6 +192,8 @@ extension GCDAsyncSocket {
         var policy = SocketEngine.Policy.delegateFace
         policy.autoDisconnectOnClosedReadStream = s.configuration.autoDisconnectOnClosedReadStream
         policy.closesAtEndOfStreamWithUnreadBytes = s.configuration.closesAtEndOfStreamWithUnreadBytes
+        // Both are the RunLoop era's rules (an `AsyncSocket`'s core).
+        policy.keepsInputAfterWritingClose = s.configuration.closesAtEndOfStreamWithUnreadBytes
         let engine = SocketEngine(eventLoop: loop, owner: adapter, policy: policy)
         engine.prepareLiveness(s.configuration.liveness)
         adapter.attach(engine)
