@@ -21,7 +21,8 @@ struct LentFrontTests {
             peer.close()
             listener.close()
         }
-        let tail = 600_000  // more than any one socket read (256 KiB at most): the front must grow to hold the next read
+        // More than any one socket read (256 KiB at most): the front must grow to hold the next read.
+        let tail = 600_000
         for round in 0..<8 {
             let first = (0..<1_000).map { UInt8(truncatingIfNeeded: $0 &+ round) }
             let second = (0..<tail).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ round) }
