@@ -12,6 +12,18 @@ enum KernelQueues {
     private static let receiveQueueRequest = UInt(FIONREAD)
     private static let sendQueueRequest = UInt(TIOCOUTQ)
 
+    /// The bytes `fd`'s kernel received and the process has not read, or nil when the ioctl fails.
+    static func unread(_ fd: Int32) -> Int32? {
+        var unread: Int32 = 0
+        return ioctl(fd, receiveQueueRequest, &unread) == 0 ? unread : nil
+    }
+
+    /// The bytes `fd` wrote that its peer has not acknowledged, or nil when the ioctl fails.
+    static func unacknowledged(_ fd: Int32) -> Int32? {
+        var unacknowledged: Int32 = 0
+        return ioctl(fd, sendQueueRequest, &unacknowledged) == 0 ? unacknowledged : nil
+    }
+
     /// "unread N, unacknowledged M" for `fd`, or why not.
     static func describe(_ fd: Int32) -> String {
         var unread: Int32 = 0
