@@ -15,9 +15,9 @@ import NIOCore
 /// A front that readers were given slices of is never changed in place where they looked: once they let go of
 /// their slices, the storage is the front's alone, but the only edge between their threads and the event loop is
 /// the reference count, which the thread sanitizer cannot see, so moving the storage (to grow it) or the bytes in
-/// it (to drop the consumed ones) would be reported as a race in every program that reads on another thread. Such a
-/// front is copied into fresh storage instead (the copy growing it makes anyway); bytes are still appended in place
-/// when they fit, past every byte a reader was given.
+/// it (to drop the consumed ones) can be reported as a race in a program that reads on another thread (it was, in
+/// this package's own tests). Such a front is copied into fresh storage instead (the copy growing it makes anyway);
+/// bytes are still appended in place when they fit, past every byte a reader was given.
 struct ReceiveBuffer {
     /// Reads smaller than this are appended at once, not kept apart.
     static let joinedBelow = 4096
