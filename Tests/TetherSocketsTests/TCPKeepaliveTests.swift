@@ -147,7 +147,8 @@ struct TCPKeepaliveTests {
         let child = try #require(try await accepted.wait(timeout: .seconds(10)) { !$0.isEmpty }.first)
         #expect(child.keepalive == Self.keepalive)
         let channel = try #require(child.state.withLock { $0.channel })
-        #expect(try await keepaliveOptions(of: channel) == Self.expected)
+        let options = try await keepaliveOptions(of: channel)
+        #expect(options == Self.expected)
         child.disconnect()
         try await client.close()
     }

@@ -123,6 +123,7 @@ final class SocketEngine: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        livenessJoinedPipeline()
         if peek({ $0.isClosed }) {
             context.close(promise: nil)
         } else if context.channel.isActive {

@@ -36,6 +36,13 @@ extension SocketEngine {
         try applyKeepalive(driver)
     }
 
+    /// The engine joined the channel's pipeline: keepalive goes on the socket now, so that a socket handed to a
+    /// delegate before its channel is active (an accepted one is) already carries it.
+    func livenessJoinedPipeline() {
+        guard let driver = liveness else { return }
+        try? applyKeepalive(driver)
+    }
+
     /// The connection is established: keepalive goes on the channel and the timers start.
     func startLiveness() {
         guard let driver = liveness else { return }
