@@ -55,21 +55,8 @@ struct GCDAsyncSocketTLSCutCloseTests {
 
     @Test func aTLSSocketDisconnectedWhileItsPeerTakesNothingEndsTheStreamWithoutCloseNotify() async throws {
         let certificates = try await TLSTestCertificates.shared()
-        let context = try NIOSSLContext(
-            configuration: .makeServerConfiguration(
-                certificateChain: [.certificate(try certificates.certificate("server"))],
-                privateKey: .privateKey(try certificates.key("server"))
-            )
-        )
         let server = SilentServer()
-        let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
-                    try channel.pipeline.syncOperations.addHandler(server)
-                }
-            }
-            .bind(host: "127.0.0.1", port: 0).get()
+        let listener = try await startNIOTLSServer(server)
         defer { listener.close(promise: nil) }
         let recorder = SocketRecorder(label: "tls-cut-close")
         let socket = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
@@ -79,13 +66,7 @@ struct GCDAsyncSocketTLSCutCloseTests {
         // From here the server reads nothing: far more than the two kernels' buffers hold stays in the socket's.
         let peerChannel = try await server.channel.wait()
         try await peerChannel.setOption(ChannelOptions.autoRead, value: false).get()
-        let watcher = GCDAsyncSocketTLSPausedCloseTests.ShutdownWatcher()
-        // Sendable: the adapter's engine is read on its event loop only.
-        let adapter = UncheckedSendableBox(try #require(socket.state.withLock { $0.adapter }))
-        let channel = try #require(
-            try await adapter.value.eventLoop.submit { adapter.value.engineBox?.context?.channel }.get()
-        )
-        try await channel.pipeline.addHandler(watcher).get()
+        let watcher = try await TLSShutdownWatcher.watching(socket)
         let size = 64 * 1024 * 1024
         socket.write(Data(count: size), withTimeout: -1, tag: 1)
         socket.disconnect()

@@ -44,46 +44,12 @@ struct GCDAsyncSocketTLSPausedCloseTests {
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
     }
 
-    /// Placed after the engine in the socket's pipeline: records whether NIOSSL's clean shutdown completed (both
-    /// close_notify alerts exchanged) before the channel went inactive.
-    final class ShutdownWatcher: ChannelInboundHandler, Sendable {
-        typealias InboundIn = ByteBuffer
-
-        /// Set when the channel went inactive: whether the shutdown completed first.
-        let inactive = Latch<Bool>()
-        private let completed = LockedBox(false)
-
-        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-            if String(describing: event) == "shutdownCompleted" { completed.withLock { $0 = true } }
-            context.fireUserInboundEventTriggered(event)
-        }
-
-        func channelInactive(context: ChannelHandlerContext) {
-            inactive.set(completed.withLock { $0 })
-            context.fireChannelInactive()
-        }
-    }
-
     @Test func aTLSSocketClosedWhileItsReadingIsPausedReadsThePeersCloseNotify() async throws {
         let certificates = try await TLSTestCertificates.shared()
-        let context = try NIOSSLContext(
-            configuration: .makeServerConfiguration(
-                certificateChain: [.certificate(try certificates.certificate("server"))],
-                privateKey: .privateKey(try certificates.key("server"))
-            )
-        )
         // Enough for the engine to pause reading; little enough that what it leaves fits in its kernel's buffer (the
         // server's close_notify must not wait behind its own unsent bytes, which its close would drop).
         let server = SendingServer(size: SocketEngine.pauseThreshold + 64 * 1024)
-        let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
-                    try channel.pipeline.syncOperations.addHandler(server)
-                }
-            }
-            .bind(host: "127.0.0.1", port: 0).get()
+        let listener = try await startNIOTLSServer(server, allowRemoteHalfClosure: true)
         defer { listener.close(promise: nil) }
         let recorder = SocketRecorder(label: "tls-paused-close")
         let socket = GCDAsyncSocket(delegate: recorder, delegateQueue: recorder.queue)
@@ -96,13 +62,7 @@ struct GCDAsyncSocketTLSPausedCloseTests {
         let deadline = ContinuousClock.now + .seconds(20)
         while !machine.withLock({ $0.isReadingPaused }) && ContinuousClock.now < deadline { await Task.yield() }
         #expect(machine.withLock { $0.isReadingPaused })
-        let watcher = ShutdownWatcher()
-        // Sendable: the adapter's engine is read on its event loop only.
-        let adapter = UncheckedSendableBox(try #require(socket.state.withLock { $0.adapter }))
-        let channel = try #require(
-            try await adapter.value.eventLoop.submit { adapter.value.engineBox?.context?.channel }.get()
-        )
-        try await channel.pipeline.addHandler(watcher).get()
+        let watcher = try await TLSShutdownWatcher.watching(socket)
         socket.disconnect()
         try await recorder.wait { $0.contains { if case .disconnected = $0 { true } else { false } } }
         // The socket's side reads on to the server's close_notify: the shutdown completes, then the channel ends
